@@ -1,0 +1,58 @@
+# A thin wrapper over Meson, so nobody needs to know Meson to use the course.
+#   make                      configure (first time) and build every lab
+#   make test                 build and run the tests (GPU tests skip without a GPU)
+#   make run LAB=02 ARGS="--size 1000000"   build and run one lab by its number
+#   make grade                run every lab, print one table, write records under build/grade/
+#   make plots                draw the plots from the committed results/ (no GPU needed)
+#   make deps                 install the Debian packages the course needs
+#   make clean                remove the build folder
+# Options: BUILD=dir (default build), ARCH=9.0 (build for one GPU architecture only).
+
+BUILD ?= build
+ARCH ?=
+LAB ?=
+ARGS ?=
+SUBMISSION ?=
+SANITIZE ?=
+export PATH := $(PATH):/usr/local/cuda/bin
+
+MESON_OPTS := $(if $(ARCH),-Dgpu_arch=$(ARCH),)
+
+.PHONY: all build test run grade plots deps clean
+
+all: build
+
+$(BUILD)/build.ninja:
+	@tools/ensure_deps.sh build
+	meson setup $(BUILD) $(MESON_OPTS)
+
+build: $(BUILD)/build.ninja
+	@$(if $(ARCH),meson configure $(BUILD) $(MESON_OPTS) >/dev/null,true)
+	meson compile -C $(BUILD)
+
+test:
+	@tools/ensure_deps.sh test
+	@$(MAKE) --no-print-directory build
+	-meson test -C $(BUILD) --print-errorlogs --num-processes 2
+	@python3 tools/test_summary.py $(BUILD)/meson-logs/testlog.json
+
+run: build
+	@test -n "$(LAB)" || { echo 'name a lab: make run LAB=02 ARGS="--size 1000000"'; exit 2; }
+	@prog=$$(ls -d $(BUILD)/labs/$(LAB)*/ 2>/dev/null | head -n 1); \
+	  test -n "$$prog" || { echo "no lab $(LAB); the labs are:"; ls $(BUILD)/labs | grep -v '\.p$$'; exit 2; }; \
+	  name=$$(basename $$prog); echo "$$prog$$name $(ARGS)"; $$prog$$name $(ARGS)
+
+grade:
+	@tools/ensure_deps.sh build
+	@$(MAKE) --no-print-directory build
+	python3 tools/grade.py --build $(BUILD) $(if $(SUBMISSION),--submission $(SUBMISSION),) $(if $(SANITIZE),--sanitize,)
+
+plots:
+	@tools/ensure_deps.sh plots
+	python3 tools/make_plots.py
+
+deps:
+	@tools/ensure_deps.sh all
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,62 @@
+#pragma once
+// The result checker. It returns a CheckResult and never exits: the lab decides.
+//
+// An element passes when it is finite and |got - expected| <= abs + rel * |expected|.
+// NaN and Inf never pass (so a poisoned, unwritten element fails). The result
+// also carries the max abs error, the relative L2 error ||got-exp|| / ||exp||,
+// the number of bad elements and the first few bad indices.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace cudalabs {
+
+struct Tolerance {
+  double abs = 1e-5;
+  double rel = 1e-5;
+};
+
+struct BadElement {
+  std::size_t index;
+  double got;
+  double expected;
+};
+
+struct CheckResult {
+  bool passed = false;
+  std::size_t count = 0;
+  std::size_t bad = 0;
+  double max_abs_err = 0;
+  double rel_l2_err = 0;
+  Tolerance tolerance;
+  std::vector<BadElement> first_bad;  // at most 5
+  std::string note;                   // extra reason for failure, e.g. "size mismatch"
+
+  std::string summary() const;  // one line: "ok" or what failed and where
+};
+
+CheckResult check_close(std::span<const float> got, std::span<const double> expected, Tolerance tol);
+CheckResult check_close(std::span<const float> got, std::span<const float> expected, Tolerance tol);
+
+// Combines two checks of one output (e.g. element-wise and row sums): passes only
+// when both pass; errors are the worse of the two.
+CheckResult both(CheckResult a, const CheckResult& b);
+
+// Tolerances that grow with the work, for float32 results against a double
+// reference, inputs of magnitude <= `magnitude` (eps = 2^-24 ≈ 6e-8):
+//
+// sum_tolerance: a sum of `terms` values of random sign, added in the blocked or
+//   tree order of a GPU reduction (short sequential runs per thread, then a tree
+//   or atomics). Its rounding errors add like a random walk, ~eps·sqrt(N)·|partial
+//   sums|. We allow abs = 64·eps·sqrt(N)·magnitude (0.06 at N = 2^28, where the sum
+//   is ~9e3 and one dropped element moves it by ~0.5), rel = 1e-6. A single
+//   sequential float loop does worse (error ~eps·N) and may not pass at large N.
+// dot_tolerance: each output a dot product of length `k` (matmul, attention).
+//   Allow abs = 2·eps·k·magnitude² (linear, the worst case of sequential FMA:
+//   5e-4 at k = 4096), rel = 1e-5. A wrong index moves an output by ~magnitude².
+Tolerance sum_tolerance(std::int64_t terms, double magnitude = 1.0);
+Tolerance dot_tolerance(std::int64_t k, double magnitude = 1.0);
+
+}  // namespace cudalabs

@@ -1,0 +1,143 @@
+#pragma once
+// Move-only owners of device memory, pinned host memory, streams and events.
+// Destructors free; nothing in a lab calls cudaFree. Allocation failures throw
+// CudaError naming the bytes asked for and the bytes the device had free.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "error.hpp"
+
+namespace cudalabs {
+
+void* device_alloc(std::size_t bytes, const char* what);
+void device_free(void* p) noexcept;
+void* pinned_alloc(std::size_t bytes, const char* what);
+void pinned_free(void* p) noexcept;
+
+template <typename T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t count, const char* what = "device buffer")
+      : data_(static_cast<T*>(device_alloc(count * sizeof(T), what))), count_(count) {}
+  // Allocates and uploads (synchronously) a host vector.
+  explicit DeviceBuffer(const std::vector<T>& host, const char* what = "device buffer")
+      : DeviceBuffer(host.size(), what) {
+    upload(host);
+  }
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)), count_(std::exchange(o.count_, 0)) {}
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    if (this != &o) {
+      device_free(data_);
+      data_ = std::exchange(o.data_, nullptr);
+      count_ = std::exchange(o.count_, 0);
+    }
+    return *this;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { device_free(data_); }
+
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  std::size_t size() const { return count_; }
+  std::size_t bytes() const { return count_ * sizeof(T); }
+
+  void upload(std::span<const T> host) {
+    if (host.size() != count_) throw CudaError("DeviceBuffer::upload: host size differs from buffer size");
+    CUDALABS_CHECK(cudaMemcpy(data_, host.data(), bytes(), cudaMemcpyHostToDevice));
+  }
+  std::vector<T> download() const {
+    std::vector<T> host(count_);
+    CUDALABS_CHECK(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost));
+    return host;
+  }
+  // Fills every byte with 0xFF: NaN for float/half/bf16, -1 for integers. A kernel
+  // that leaves an output element unwritten then fails the checker.
+  void poison(cudaStream_t stream = nullptr) {
+    CUDALABS_CHECK(cudaMemsetAsync(data_, 0xFF, bytes(), stream));
+  }
+  void zero(cudaStream_t stream = nullptr) { CUDALABS_CHECK(cudaMemsetAsync(data_, 0, bytes(), stream)); }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+// Page-locked host memory: the only kind the copy engines can read directly, so
+// the only kind cudaMemcpyAsync can overlap with kernels (lab 03, lab 08).
+template <typename T>
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  explicit PinnedBuffer(std::size_t count, const char* what = "pinned host buffer")
+      : data_(static_cast<T*>(pinned_alloc(count * sizeof(T), what))), count_(count) {}
+  PinnedBuffer(PinnedBuffer&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)), count_(std::exchange(o.count_, 0)) {}
+  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
+    if (this != &o) {
+      pinned_free(data_);
+      data_ = std::exchange(o.data_, nullptr);
+      count_ = std::exchange(o.count_, 0);
+    }
+    return *this;
+  }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  ~PinnedBuffer() { pinned_free(data_); }
+
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  std::size_t size() const { return count_; }
+  std::size_t bytes() const { return count_ * sizeof(T); }
+  T& operator[](std::size_t i) { return data_[i]; }
+  const T& operator[](std::size_t i) const { return data_[i]; }
+  std::span<T> span() { return {data_, count_}; }
+  std::span<const T> span() const { return {data_, count_}; }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+class Stream {
+ public:
+  Stream();  // non-blocking with respect to the legacy default stream
+  Stream(Stream&& o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
+  Stream& operator=(Stream&& o) noexcept;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  ~Stream();
+  cudaStream_t get() const { return s_; }
+  operator cudaStream_t() const { return s_; }
+  void synchronize() const;
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+class Event {
+ public:
+  Event();
+  Event(Event&& o) noexcept : e_(std::exchange(o.e_, nullptr)) {}
+  Event& operator=(Event&& o) noexcept;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  ~Event();
+  cudaEvent_t get() const { return e_; }
+  operator cudaEvent_t() const { return e_; }
+  void record(cudaStream_t stream) const;
+  void synchronize() const;
+  // Milliseconds from `start` to this event; both must have completed.
+  float ms_since(const Event& start) const;
+
+ private:
+  cudaEvent_t e_ = nullptr;
+};
+
+}  // namespace cudalabs

@@ -1,0 +1,22 @@
+#pragma once
+// Seeded random inputs. Counter-based (value i depends only on seed and i), so
+// the same seed gives the same data on every machine and in any thread count.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace cudalabs {
+
+inline constexpr std::uint64_t default_seed = 42;
+
+// Uniform floats in [lo, hi). Never all-equal, never all-zero.
+std::vector<float> random_floats(std::size_t n, std::uint64_t seed, float lo = -1.0f, float hi = 1.0f);
+
+// Small integers in [lo, hi] stored as float: sums of products of them are exact
+// in float32 while they stay below 2^24, so a result can be compared exactly.
+std::vector<float> random_small_ints(std::size_t n, std::uint64_t seed, int lo = -4, int hi = 4);
+
+// A distinct stream for each buffer of one run: mix(seed, 1), mix(seed, 2), ...
+std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t stream);
+
+}  // namespace cudalabs

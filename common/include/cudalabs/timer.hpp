@@ -1,0 +1,67 @@
+#pragma once
+// The adaptive timer.
+//
+// One sample = one timed run. After a warm-up, runs are repeated until the 95%
+// confidence half-width of the mean (Student t, from the sample variance) is
+// within `rel_precision` of the mean, or a bound is hit: `max_runs`, or
+// `max_seconds` of accumulated samples. The result says which one stopped it.
+// The median is the number we report: one slow run (an interrupt, a clock
+// change) moves the mean but not the median.
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace cudalabs {
+
+struct TimerConfig {
+  int warmup_runs = 3;          // module load, first-touch, clock ramp-up stay out of the numbers
+  int min_runs = 10;            // the variance of fewer samples is itself too uncertain
+  int max_runs = 1000;
+  double max_seconds = 2.0;     // per measurement, summed over timed runs
+  double rel_precision = 0.02;  // stop when ci95 half-width <= 2% of the mean
+  bool flush_l2 = false;        // overwrite L2 before every run (cold-cache timing)
+};
+
+enum class StopReason { precision, max_runs, time_budget };
+const char* to_string(StopReason r);
+
+struct TimingStats {
+  int runs = 0;
+  double median_ms = 0, min_ms = 0, max_ms = 0, mean_ms = 0, stddev_ms = 0;
+  double ci95_ms = 0;  // half-width of the 95% confidence interval of the mean
+  StopReason stop = StopReason::precision;
+  bool converged() const { return stop == StopReason::precision; }
+};
+
+// Two-sided 95% Student t quantile t(0.975, df), df >= 1.
+double student_t_975(int df);
+
+// Statistics of a set of samples (no stopping decision).
+TimingStats summarize(std::span<const double> samples_ms);
+
+// True when the samples already meet the precision target (and min_runs).
+bool precise_enough(std::span<const double> samples_ms, const TimerConfig& cfg);
+
+// The stopping rule, independent of any GPU: calls `sample_ms` until the rule
+// says stop. Unit tests drive it with synthetic samples.
+TimingStats repeat_until_stable(const std::function<double()>& sample_ms, const TimerConfig& cfg);
+
+// Times `work` (which only enqueues onto `stream`) with a pair of CUDA events
+// per run; warm-up runs first. `between_runs` (optional) is enqueued before
+// each run outside the timed region (e.g. an L2 flush or re-zeroing an
+// accumulator).
+TimingStats time_on_stream(cudaStream_t stream, const std::function<void(cudaStream_t)>& work,
+                           const TimerConfig& cfg,
+                           const std::function<void(cudaStream_t)>& between_runs = {});
+
+// Times host code (std::chrono steady_clock), same rule. For CPU references and
+// for end-to-end timings that include synchronous host work.
+TimingStats time_host(const std::function<void()>& work, const TimerConfig& cfg);
+
+// Enqueues writes over a buffer twice the L2 size, evicting everything cached.
+void flush_l2(cudaStream_t stream);
+
+}  // namespace cudalabs

@@ -1,0 +1,89 @@
+#include "cudalabs/checker.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace cudalabs {
+
+namespace {
+constexpr double eps32 = 5.9604644775390625e-8;  // 2^-24
+constexpr std::size_t max_reported = 5;
+
+template <typename Expected>
+CheckResult compare(std::span<const float> got, std::span<const Expected> expected, Tolerance tol) {
+  CheckResult r;
+  r.tolerance = tol;
+  r.count = got.size();
+  if (got.size() != expected.size()) {
+    r.note = "size mismatch: got " + std::to_string(got.size()) + " elements, expected " +
+             std::to_string(expected.size());
+    return r;
+  }
+  double diff2 = 0, ref2 = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    double g = got[i], e = static_cast<double>(expected[i]);
+    double err = std::fabs(g - e);
+    bool ok = std::isfinite(g) && err <= tol.abs + tol.rel * std::fabs(e);
+    if (std::isfinite(g)) {
+      r.max_abs_err = std::max(r.max_abs_err, err);
+      diff2 += err * err;
+    } else {
+      r.max_abs_err = INFINITY;
+      diff2 = INFINITY;
+    }
+    ref2 += e * e;
+    if (!ok) {
+      ++r.bad;
+      if (r.first_bad.size() < max_reported) r.first_bad.push_back({i, g, e});
+    }
+  }
+  r.rel_l2_err = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  r.passed = r.bad == 0 && r.count > 0;
+  if (r.count == 0) r.note = "empty output";
+  return r;
+}
+}  // namespace
+
+CheckResult check_close(std::span<const float> got, std::span<const double> expected, Tolerance tol) {
+  return compare(got, expected, tol);
+}
+CheckResult check_close(std::span<const float> got, std::span<const float> expected, Tolerance tol) {
+  return compare(got, expected, tol);
+}
+
+CheckResult both(CheckResult a, const CheckResult& b) {
+  a.passed = a.passed && b.passed;
+  a.bad += b.bad;
+  a.max_abs_err = std::max(a.max_abs_err, b.max_abs_err);
+  a.rel_l2_err = std::max(a.rel_l2_err, b.rel_l2_err);
+  for (const auto& e : b.first_bad)
+    if (a.first_bad.size() < max_reported) a.first_bad.push_back(e);
+  if (!b.note.empty()) a.note = a.note.empty() ? b.note : a.note + "; " + b.note;
+  return a;
+}
+
+std::string CheckResult::summary() const {
+  if (passed) return "ok";
+  std::string s;
+  char buf[256];
+  if (!note.empty()) s += note + ". ";
+  std::snprintf(buf, sizeof buf, "%zu of %zu elements outside |err| <= %.3g + %.3g*|ref|", bad, count, tolerance.abs,
+                tolerance.rel);
+  s += buf;
+  for (const auto& e : first_bad) {
+    std::snprintf(buf, sizeof buf, "; [%zu] got %.9g expected %.9g", e.index, e.got, e.expected);
+    s += buf;
+  }
+  return s;
+}
+
+Tolerance sum_tolerance(std::int64_t terms, double magnitude) {
+  return {64.0 * eps32 * std::sqrt(static_cast<double>(std::max<std::int64_t>(terms, 1))) * magnitude, 1e-6};
+}
+
+Tolerance dot_tolerance(std::int64_t k, double magnitude) {
+  return {2.0 * eps32 * static_cast<double>(std::max<std::int64_t>(k, 1)) * magnitude * magnitude, 1e-5};
+}
+
+}  // namespace cudalabs

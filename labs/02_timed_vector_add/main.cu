@@ -1,0 +1,96 @@
+// Lab 02 — timing vector add honestly, against the hardware's ceiling.
+//
+// The same c = a + b, timed with CUDA events (warm-up, then repeated until the
+// 95% confidence interval is within 2% of the mean; median reported), as GB/s
+// (12 bytes per element: two reads, one write) and as % of the device-to-device
+// copy bandwidth measured in this same run.
+//
+// Variants:
+//   cpu              one CPU core, a plain loop (host clock)
+//   one_per_thread   lab 01's kernel: one thread per element
+//   grid_stride      a grid the size of the GPU, threads stride through the array
+//   float4           grid_stride with 16-byte loads and stores
+//
+// Run: make run LAB=02    (defaults: n = 2^20, 2^24, 2^28)
+#include <cudalabs/lab.hpp>
+#include <cudalabs/random.hpp>
+#include <cudalabs/reference.hpp>
+
+#include "../01_vector_add/vector_add.cuh"
+#include "vector_add_variants.cuh"
+
+int main(int argc, char** argv) {
+  const cudalabs::LabSpec spec{
+      .name = "02_timed_vector_add",
+      .title = "vector add timed with CUDA events, as % of the copy bandwidth",
+      .about = "Times c = a + b with CUDA events and reports GB/s against the device-to-device copy bandwidth\n"
+               "measured in the same run. At 2^28 elements (3 GiB moved) the kernel is limited by DRAM.",
+      .sizes = {{.name = "n",
+                 .help = "elements per vector",
+                 .full = {1 << 20, 1 << 24, 1 << 28},
+                 .quick = {1, 255, 257, 1000003},
+                 .max = std::int64_t{1} << 31}},
+      .variants = {{"cpu", "one CPU core, a plain loop (host clock)"},
+                   {"one_per_thread", "lab 01's kernel: one thread per element"},
+                   {"grid_stride", "a grid the size of the GPU, threads stride through the array"},
+                   {"float4", "grid_stride with 16-byte loads and stores"}},
+  };
+  return cudalabs::run_lab(argc, argv, spec, [](cudalabs::Session& s) {
+    for (const auto& point : s.points()) {
+      const std::int64_t n = point.at("n");
+      const auto a = cudalabs::random_floats(n, s.seed(1), -100.0f, 100.0f);
+      const auto b = cudalabs::random_floats(n, s.seed(2), -100.0f, 100.0f);
+      const auto expected = cudalabs::ref::vector_add(a, b);
+      // One float addition rounds once: within half an ulp (2^-24 relative) of the exact sum.
+      const cudalabs::Tolerance tol{.abs = 0, .rel = 6e-8};
+      const cudalabs::Work work{.bytes = 3.0 * 4 * n, .flops = 1.0 * n};
+
+      if (s.selected("cpu")) {
+        std::vector<float> c(n);
+        s.measure({.variant = "cpu",
+                   .size = point,
+                   .work = work,
+                   .run = [&](cudaStream_t) { vector_add_cpu(a.data(), b.data(), c.data(), n); },
+                   .check = [&] { return cudalabs::check_close(c, expected, tol); },
+                   .poison = [&](cudaStream_t) { std::fill(c.begin(), c.end(), NAN); },
+                   .ceiling = cudalabs::CeilingKind::none,
+                   .clock = cudalabs::Clock::host});
+      }
+
+      cudalabs::DeviceBuffer<float> d_a(a, "a"), d_b(b, "b"), d_c(n, "c");
+      auto device_check = [&] { return cudalabs::check_close(d_c.download(), expected, tol); };
+      auto poison = [&](cudaStream_t st) { d_c.poison(st); };
+
+      if (s.selected("one_per_thread"))
+        s.measure({.variant = "one_per_thread",
+                   .size = point,
+                   .work = work,
+                   .run = [&](cudaStream_t st) { vector_add(d_a.data(), d_b.data(), d_c.data(), n, st); },
+                   .check = device_check,
+                   .poison = poison,
+                   .resources = cudalabs::resources_of(vector_add_kernel, vector_add_block)});
+
+      if (s.selected("grid_stride")) {
+        const unsigned blocks = resident_blocks(vector_add_grid_stride_kernel, grid_stride_block, n);
+        s.measure({.variant = "grid_stride",
+                   .size = point,
+                   .work = work,
+                   .run = [&](cudaStream_t st) { vector_add_grid_stride(d_a.data(), d_b.data(), d_c.data(), n, blocks, st); },
+                   .check = device_check,
+                   .poison = poison,
+                   .resources = cudalabs::resources_of(vector_add_grid_stride_kernel, grid_stride_block)});
+      }
+
+      if (s.selected("float4")) {
+        const unsigned blocks = resident_blocks(vector_add_float4_kernel, grid_stride_block, std::max<std::int64_t>(n / 4, 1));
+        s.measure({.variant = "float4",
+                   .size = point,
+                   .work = work,
+                   .run = [&](cudaStream_t st) { vector_add_float4(d_a.data(), d_b.data(), d_c.data(), n, blocks, st); },
+                   .check = device_check,
+                   .poison = poison,
+                   .resources = cudalabs::resources_of(vector_add_float4_kernel, grid_stride_block)});
+      }
+    }
+  });
+}

@@ -1,0 +1,135 @@
+// The checker must catch every kind of wrong output a kernel can produce.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "cudalabs/checker.hpp"
+#include "cudalabs/random.hpp"
+
+using namespace cudalabs;
+
+namespace {
+std::vector<double> to_double(const std::vector<float>& v) { return {v.begin(), v.end()}; }
+}  // namespace
+
+TEST(Checker, IdenticalOutputPasses) {
+  auto x = random_floats(1000, 7);
+  auto r = check_close(x, to_double(x), {});
+  EXPECT_TRUE(r.passed);
+  EXPECT_EQ(r.bad, 0u);
+  EXPECT_EQ(r.max_abs_err, 0.0);
+  EXPECT_EQ(r.summary(), "ok");
+}
+
+TEST(Checker, NanNeverPasses) {
+  auto x = random_floats(100, 1);
+  auto got = x;
+  got[37] = std::numeric_limits<float>::quiet_NaN();
+  auto r = check_close(got, to_double(x), {.abs = 1e30, .rel = 1e30});  // even with a huge tolerance
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.bad, 1u);
+  ASSERT_EQ(r.first_bad.size(), 1u);
+  EXPECT_EQ(r.first_bad[0].index, 37u);
+}
+
+TEST(Checker, InfNeverPasses) {
+  auto x = random_floats(10, 2);
+  auto got = x;
+  got[0] = std::numeric_limits<float>::infinity();
+  EXPECT_FALSE(check_close(got, to_double(x), {.abs = 1e30, .rel = 1e30}).passed);
+}
+
+TEST(Checker, PoisonedUnwrittenTailFails) {
+  // A kernel whose grid misses the last partial block leaves the poison there.
+  auto x = random_floats(257, 3);
+  auto got = x;
+  for (std::size_t i = 256; i < got.size(); ++i) got[i] = std::nanf("");
+  auto r = check_close(got, to_double(x), {});
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.bad, 1u);
+  EXPECT_EQ(r.first_bad[0].index, 256u);
+}
+
+TEST(Checker, OffByOneIndexFails) {
+  auto x = random_floats(1000, 4);
+  std::vector<float> got(x.size());
+  for (std::size_t i = 0; i + 1 < x.size(); ++i) got[i] = x[i + 1];  // c[i] = a[i+1]
+  got.back() = x.back();
+  auto r = check_close(got, to_double(x), {});
+  EXPECT_FALSE(r.passed);
+  EXPECT_GT(r.bad, 900u);
+  EXPECT_EQ(r.first_bad.size(), 5u);  // only the first few are kept
+  EXPECT_GT(r.rel_l2_err, 0.5);
+}
+
+TEST(Checker, ToleranceIsAbsPlusRelative) {
+  std::vector<float> got = {1.0f + 1e-3f, 100.0f + 0.05f};
+  std::vector<double> ref = {1.0, 100.0};
+  EXPECT_TRUE(check_close(got, ref, {.abs = 2e-3, .rel = 0}).passed == false);  // 0.05 > 2e-3
+  EXPECT_TRUE(check_close(got, ref, {.abs = 2e-3, .rel = 1e-3}).passed);          // 0.05 <= 2e-3 + 0.1
+  EXPECT_FALSE(check_close(got, ref, {.abs = 0, .rel = 1e-4}).passed);
+}
+
+TEST(Checker, SizeMismatchFails) {
+  std::vector<float> got(10, 1.5f);
+  std::vector<double> ref(11, 1.5);
+  auto r = check_close(got, ref, {});
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.summary().find("size mismatch"), std::string::npos);
+}
+
+TEST(Checker, EmptyOutputFails) {
+  std::vector<float> got;
+  std::vector<double> ref;
+  EXPECT_FALSE(check_close(got, ref, {}).passed);
+}
+
+TEST(Checker, RelativeL2Error) {
+  std::vector<float> got = {3.0f, 4.0f};
+  std::vector<double> ref = {3.0, 0.0};  // diff (0,4), ref norm 3
+  auto r = check_close(got, ref, {.abs = 10, .rel = 0});
+  EXPECT_NEAR(r.rel_l2_err, 4.0 / 3.0, 1e-12);
+  EXPECT_DOUBLE_EQ(r.max_abs_err, 4.0);
+}
+
+TEST(Checker, BothFailsWhenEitherFails) {
+  std::vector<float> ok = {1.0f}, bad = {2.0f};
+  std::vector<double> ref = {1.0};
+  EXPECT_TRUE(both(check_close(ok, ref, {}), check_close(ok, ref, {})).passed);
+  EXPECT_FALSE(both(check_close(ok, ref, {}), check_close(bad, ref, {})).passed);
+  EXPECT_FALSE(both(check_close(bad, ref, {}), check_close(ok, ref, {})).passed);
+}
+
+TEST(Checker, SumToleranceCatchesADroppedElement) {
+  // A GPU-style float sum of 2^20 random values passes; with one element
+  // missing it must fail.
+  const std::size_t n = 1 << 20;
+  auto x = random_floats(n, 5);
+  double exact = 0;
+  for (float v : x) exact += v;
+  // The order of a GPU reduction at its worst: each "thread" adds 256 elements
+  // in sequence, then the 4096 partials are added in sequence (like atomicAdd).
+  float f = 0;
+  for (std::size_t t = 0; t < n; t += 256) {
+    float partial = 0;
+    for (std::size_t i = t; i < t + 256; ++i) partial += x[i];
+    f += partial;
+  }
+  const double float_sum = f;
+  auto tol = sum_tolerance(n);
+  std::vector<double> ref = {exact};
+  EXPECT_TRUE(check_close(std::vector<float>{static_cast<float>(float_sum)}, ref, tol).passed)
+      << "tolerance too tight for a plain float loop: err " << std::fabs(float_sum - exact) << " tol " << tol.abs;
+  // Drop the largest-magnitude element: the error becomes ~1, far above the tolerance.
+  std::size_t big = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (std::fabs(x[i]) > std::fabs(x[big])) big = i;
+  EXPECT_FALSE(check_close(std::vector<float>{static_cast<float>(exact - x[big])}, ref, tol).passed);
+}
+
+TEST(Checker, DotToleranceGrowsWithK) {
+  EXPECT_GT(dot_tolerance(4096).abs, dot_tolerance(64).abs);
+  EXPECT_LT(dot_tolerance(4096).abs, 1e-3);  // a wrong index moves an output by ~1: still caught
+}
