@@ -3,7 +3,7 @@
 # Debian's packages (as root, or through sudo). When it cannot install, it
 # prints the exact command to run and exits 1.
 #   ensure_deps.sh build   meson, ninja, python3, the CUDA Toolkit (nvcc)
-#   ensure_deps.sh test    build + GoogleTest
+#   ensure_deps.sh test    build + GoogleTest + gnuplot (the plots test)
 #   ensure_deps.sh plots   gnuplot
 #   ensure_deps.sh all     everything
 need=${1:-all}
@@ -18,7 +18,7 @@ esac
 case $need in test|all)
   [ -f /usr/include/gtest/gtest.h ] || missing="$missing libgtest-dev"
 esac
-case $need in plots|all)
+case $need in test|plots|all)
   have gnuplot || missing="$missing gnuplot-nox"
 esac
 
