@@ -16,7 +16,11 @@ namespace {
 std::string num(double v) {
   if (!std::isfinite(v)) return "null";  // JSON has no NaN or Infinity
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
+  // Whole numbers (bytes, flops, sizes) exactly; measured values to 6 digits.
+  if (v == std::floor(v) && std::fabs(v) < 9007199254740992.0)
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
 }
 
