@@ -154,7 +154,7 @@ void Session::finish() {
   std::string res = resources_table(records_);
   if (!res.empty()) std::printf("\n%s", res.c_str());
   bool suspect = false;
-  for (const auto& r : records_) suspect = suspect || r.suspect;
+  for (const auto& r : records_) suspect = suspect || (r.suspect && r.ceiling == "d2d_copy_gbps");
   if (suspect)
     notes_.push_back("! above the measured device-to-device copy bandwidth: the data fits in the " +
                      std::to_string(device_.l2_bytes >> 20) + " MB L2, so this is L2 bandwidth, not DRAM (try --flush-l2).");
@@ -192,6 +192,14 @@ int run_lab(int argc, char** argv, const LabSpec& spec, const std::function<void
   if (parsed.action == Action::list) {
     std::printf("%s", list_text(spec).c_str());
     return 0;
+  }
+  if (!parsed.options.json_path.empty()) {
+    std::ofstream probe(parsed.options.json_path, std::ios::app);
+    if (!probe) {
+      std::fprintf(stderr, "%s: error: --json %s: cannot open the file for appending. Check the folder exists and is writable.\n",
+                   spec.name.c_str(), parsed.options.json_path.c_str());
+      return 2;
+    }
   }
   try {
     DeviceInfo dev = select_device(parsed.options.device);

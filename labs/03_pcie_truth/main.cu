@@ -15,7 +15,7 @@
 //   pinned_d2h          c to pinned memory (CUDA events)
 //   pinned_end_to_end   the round trip with pinned memory (CUDA events)
 //
-// Run: make run LAB=03    (defaults: n = 2^24, 2^26)
+// Run: make run LAB=03    (defaults: n = 2^20, 2^22, 2^24, 2^26)
 #include <cstring>
 
 #include <cudalabs/lab.hpp>
@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
                "link rate read from NVML.",
       .sizes = {{.name = "n",
                  .help = "elements per vector",
-                 .full = {1 << 24, 1 << 26},
+                 .full = {1 << 20, 1 << 22, 1 << 24, 1 << 26},  // 4 MB .. 256 MB per vector
                  .quick = {1, 257, 1000003},
                  .max = std::int64_t{1} << 30}},
       .variants = {{"cpu", "one CPU core, a plain loop"},

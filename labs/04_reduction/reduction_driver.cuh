@@ -1,0 +1,191 @@
+#pragma once
+// The host side of the reduction labs (04, 06, 07), written once: the sizes,
+// the input and its CPU reference at one size, the library baseline
+// (cub::DeviceReduce::Sum), and the driver that finishes a block-level
+// reduction on the GPU by launching it again over its own partial sums.
+//
+// Every variant leaves the whole sum as one float in device memory, so its time
+// compares with CUB's: nothing is finished on the host.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <cub/device/device_reduce.cuh>
+
+#include <cudalabs/lab.hpp>
+#include <cudalabs/math.hpp>
+#include <cudalabs/random.hpp>
+#include <cudalabs/reference.hpp>
+
+// The size flag of every reduction lab. 2^20 floats (4 MB) fits in an H100's
+// 50 MB L2 and takes a few microseconds: launch-bound. 2^28 floats (1 GiB) is
+// 20x the L2: DRAM-bound. The quick sizes are edges: one element, one short of
+// a block, one past it, an odd prime.
+inline cudalabs::SizeParam reduction_size() {
+  return {.name = "n",
+          .help = "floats to sum",
+          .full = {std::int64_t{1} << 20, std::int64_t{1} << 28},
+          .quick = {1, 255, 257, 1000003},
+          // CUB is given n as an int (its num_items before CCCL 2.3), and the
+          // CPU reference needs the input on the host: 8 GiB at this limit.
+          .max = std::numeric_limits<int>::max()};
+}
+
+inline cudalabs::VariantInfo cub_variant() {
+  return {"cub", "cub::DeviceReduce::Sum, the library baseline (CUB ships with the CUDA Toolkit)", true};
+}
+
+// One size: the input on the device, the double-precision CPU sum, the output.
+//
+// Inputs are uniform in [-1, 1): never all ones, so a dropped or doubled
+// element moves the sum by up to 1 while the allowed error at 2^28 is 0.06
+// (cudalabs::sum_tolerance). The input starts `offset` floats into its buffer
+// (lab 07's --offset, to test loads that are not 16-byte aligned); the floats
+// before it and the 4 after it are NaN: a kernel that reads an element too many,
+// inside the allocation where compute-sanitizer cannot see it, gets NaN and fails.
+class SumProblem {
+ public:
+  static constexpr std::int64_t guard = 4;  // one float4's worth of NaN past the end
+
+  SumProblem(const cudalabs::Session& s, std::int64_t n, std::int64_t offset = 0)
+      : n_(n), offset_(offset), tolerance_(cudalabs::sum_tolerance(n)), storage_(offset + n + guard, "input"),
+        output_(1, "sum") {
+    const std::vector<float> host = cudalabs::random_floats(n, s.seed(1), -1.0f, 1.0f);
+    expected_ = cudalabs::ref::sum(host);
+    storage_.poison();
+    CUDALABS_CHECK(cudaMemcpy(storage_.data() + offset, host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+    // A copy from pageable memory may return before its DMA lands, and the lab
+    // runs on a stream that does not wait for the legacy stream: wait here.
+    CUDALABS_CHECK(cudaDeviceSynchronize());
+  }
+
+  std::int64_t n() const { return n_; }
+  const float* input() const { return storage_.data() + offset_; }
+  float* output() { return output_.data(); }
+  // The fewest bytes a sum must move: every input float read once.
+  cudalabs::Work work() const { return {.bytes = 4.0 * n_, .flops = 1.0 * n_}; }
+  void poison_output(cudaStream_t stream) { output_.poison(stream); }
+  cudalabs::CheckResult check() const {
+    return cudalabs::check_close(output_.download(), std::span<const double>(&expected_, 1), tolerance_);
+  }
+
+ private:
+  std::int64_t n_, offset_;
+  double expected_ = 0;
+  cudalabs::Tolerance tolerance_;
+  cudalabs::DeviceBuffer<float> storage_, output_;
+};
+
+// Measures one variant whose run(stream) leaves the whole sum in p.output().
+// poison_scratch fills the variant's partial sums with NaN before its first run,
+// so a pass that reads a partial no block wrote fails the check.
+inline const cudalabs::Record& measure_sum(cudalabs::Session& s, const cudalabs::Point& point, SumProblem& p,
+                                           const std::string& variant, std::function<void(cudaStream_t)> run,
+                                           std::function<void(cudaStream_t)> poison_scratch,
+                                           std::optional<cudalabs::KernelResources> resources,
+                                           std::map<std::string, double> extra = {}) {
+  return s.measure({.variant = variant,
+                    .size = point,
+                    .work = p.work(),
+                    .run = std::move(run),
+                    .check = [&p] { return p.check(); },
+                    .poison =
+                        [&p, poison_scratch](cudaStream_t st) {
+                          p.poison_output(st);
+                          if (poison_scratch) poison_scratch(st);
+                        },
+                    .resources = resources,
+                    .extra = std::move(extra)});
+}
+
+// The library baseline. Its temporary storage is sized (a call with a null
+// pointer) and allocated once here, outside the timed runs.
+class CubSum {
+ public:
+  CubSum(const float* in, float* out, std::int64_t n) : in_(in), out_(out), n_(static_cast<int>(n)) {
+    CUDALABS_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes_, in_, out_, n_));
+    temp_ = cudalabs::DeviceBuffer<std::byte>(std::max<std::size_t>(temp_bytes_, 1), "CUB temporary storage");
+  }
+  void run(cudaStream_t stream) {
+    CUDALABS_CHECK(cub::DeviceReduce::Sum(temp_.data(), temp_bytes_, in_, out_, n_, stream));
+  }
+  std::size_t temp_bytes() const { return temp_bytes_; }
+
+ private:
+  const float* in_;
+  float* out_;
+  int n_;
+  std::size_t temp_bytes_ = 0;
+  cudalabs::DeviceBuffer<std::byte> temp_;
+};
+
+inline void measure_cub(cudalabs::Session& s, const cudalabs::Point& point, SumProblem& p) {
+  CubSum cub_sum(p.input(), p.output(), p.n());
+  measure_sum(s, point, p, "cub", [&](cudaStream_t st) { cub_sum.run(st); }, {}, std::nullopt,
+              {{"temp_bytes", static_cast<double>(cub_sum.temp_bytes())}});
+}
+
+// One launch of a block-level reduction: n values in, one partial sum per
+// block out (ceil(n / per_block) of them).
+using ReducePass = void (*)(const float* in, float* partials, std::int64_t n, cudaStream_t stream);
+
+// Launches `pass` over its own partial sums until one value is left, in `out`.
+// With 256 elements per block, 2^28 floats take four launches:
+// 2^28 -> 2^20 -> 4096 -> 16 -> 1. Only the first reads DRAM; the others read at
+// most 4 MB that the launch before them has just written (it sits in L2).
+class MultiPassSum {
+ public:
+  MultiPassSum(ReducePass pass, std::int64_t per_block, std::int64_t n) : pass_(pass), per_block_(per_block), n_(n) {
+    // Pass k writes to scratch[(k - 1) % 2]; every pass after the second writes
+    // fewer partials than the first, so two buffers are enough.
+    const std::int64_t first = cudalabs::ceil_div(n, per_block);
+    const std::int64_t second = cudalabs::ceil_div(first, per_block);
+    if (first > 1) scratch_[0] = cudalabs::DeviceBuffer<float>(first, "first-pass partial sums");
+    if (second > 1) scratch_[1] = cudalabs::DeviceBuffer<float>(second, "second-pass partial sums");
+  }
+
+  void run(const float* in, float* out, cudaStream_t stream) {
+    const float* src = in;
+    std::int64_t count = n_;
+    for (int k = 0;; ++k) {
+      const std::int64_t blocks = cudalabs::ceil_div(count, per_block_);
+      float* dst = blocks == 1 ? out : scratch_[k % 2].data();
+      pass_(src, dst, count, stream);
+      if (blocks == 1) return;
+      src = dst;
+      count = blocks;
+    }
+  }
+
+  void poison(cudaStream_t stream) {
+    for (auto& b : scratch_)
+      if (b.size() > 0) b.poison(stream);
+  }
+
+  int passes() const {
+    int k = 1;
+    for (std::int64_t count = n_; count > per_block_; count = cudalabs::ceil_div(count, per_block_)) ++k;
+    return k;
+  }
+
+ private:
+  ReducePass pass_;
+  std::int64_t per_block_, n_;
+  cudalabs::DeviceBuffer<float> scratch_[2];
+};
+
+inline void measure_multi_pass(cudalabs::Session& s, const cudalabs::Point& point, SumProblem& p,
+                               const std::string& variant, ReducePass pass, std::int64_t per_block,
+                               const cudalabs::KernelResources& resources) {
+  MultiPassSum sum(pass, per_block, p.n());
+  measure_sum(
+      s, point, p, variant, [&](cudaStream_t st) { sum.run(p.input(), p.output(), st); },
+      [&](cudaStream_t st) { sum.poison(st); }, resources, {{"launches", static_cast<double>(sum.passes())}});
+}

@@ -1,0 +1,104 @@
+// Lab 07 — reduction v3: warp shuffles, then reading at the speed of DRAM.
+//
+// Lab 06's tree still spends 8 barrier steps in shared memory per block. The
+// last five steps of any block reduction happen inside one warp, whose 32 lanes
+// run in lock step: __shfl_down_sync adds a register of another lane with no
+// shared memory and no barrier. That is v3 proper (warp_shuffle). Its loads are
+// still lab 06's, 8 bytes per thread per block, and that, not the finish, is what
+// keeps it from DRAM speed; warp_shuffle_float4 keeps the finish and changes the
+// reads: a grid that fills the GPU once, each thread striding through the array
+// with 16-byte loads, four in flight. This table shows the whole progression
+// against cub::DeviceReduce::Sum, measured in the same run.
+//
+// Variants:
+//   cub                  cub::DeviceReduce::Sum (the library baseline, measured first)
+//   tree                 lab 04: one element per thread, shared-memory tree
+//   two_loads            lab 06: two elements per thread while loading, then the tree
+//   warp_shuffle         lab 06's loads, warp shuffles for the last five steps
+//   warp_shuffle_float4  grid-stride float4 loads (4 in flight per thread), shuffle finish, 2 launches
+//
+// Run: make run LAB=07    (defaults: n = 2^20, 2^28; --offset 1 starts the input off a 16-byte boundary)
+#include <cstdio>
+
+#include <cudalabs/lab.hpp>
+
+#include "../04_reduction/reduction.cuh"
+#include "../04_reduction/reduction_driver.cuh"
+#include "../06_reduction_v2/reduction_v2.cuh"
+#include "reduction_v3.cuh"
+
+namespace {
+
+// One note line per size: every kernel's throughput as % of the final one's,
+// the progression in one line.
+void note_progression(cudalabs::Session& s) {
+  const std::string last = "warp_shuffle_float4";
+  for (const auto& point : s.points()) {
+    auto gbps = [&](const std::string& variant) {
+      for (const auto& r : s.records())
+        if (r.size == point && r.variant == variant && r.timed && r.passed) return r.gbps;
+      return 0.0;
+    };
+    if (gbps(last) <= 0) continue;
+    std::string line = cudalabs::to_string(point) + ": throughput as % of " + last + "'s:";
+    bool any = false;
+    for (const char* v : {"tree", "two_loads", "warp_shuffle"}) {
+      if (gbps(v) <= 0) continue;
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%s %s %.1f%%", any ? "," : "", v, 100.0 * gbps(v) / gbps(last));
+      line += buf;
+      any = true;
+    }
+    if (any) s.note(line);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const cudalabs::LabSpec spec{
+      .name = "07_reduction_v3",
+      .title = "reduction v3: warp shuffles, then grid-stride float4 loads, vs cub::DeviceReduce::Sum",
+      .about = "Sums n random floats on the GPU with every version of the course's reduction side by side: lab 04's\n"
+               "shared-memory tree, lab 06's two loads per thread, v3's warp-shuffle finish, and v3 with\n"
+               "grid-stride 16-byte loads, against cub::DeviceReduce::Sum in the same run. All compute the whole\n"
+               "sum on the GPU; each is checked against a double-precision CPU sum (tolerance grows with sqrt(n)).\n"
+               "At 2^28 floats (1 GiB) compare GB/s with the copy ceiling; at 2^20 (4 MB, in L2) compare times.",
+      .sizes = {reduction_size()},
+      .variants = {cub_variant(),
+                   {"tree", "lab 04: one element per thread, shared-memory tree"},
+                   {"two_loads", "lab 06: two elements per thread while loading, then the tree"},
+                   {"warp_shuffle", "lab 06's loads, warp shuffles for the last five steps"},
+                   {"warp_shuffle_float4", "grid-stride float4 loads (4 in flight per thread), shuffle finish, 2 launches"}},
+      .flags = {{.name = "offset",
+                 .help = "start the input this many floats past a 16-byte boundary (tests unaligned float4 reads)",
+                 .default_value = "0",
+                 .min = 0,
+                 .max = 3}},
+  };
+  return cudalabs::run_lab(argc, argv, spec, [](cudalabs::Session& s) {
+    const std::int64_t offset = s.options().integer("offset");
+    for (const auto& point : s.points()) {
+      SumProblem problem(s, point.at("n"), offset);
+      measure_cub(s, point, problem);
+      if (s.selected("tree"))
+        measure_multi_pass(s, point, problem, "tree", reduce_tree, tree_per_block,
+                           cudalabs::resources_of(reduce_tree_kernel, tree_block));
+      if (s.selected("two_loads"))
+        measure_multi_pass(s, point, problem, "two_loads", reduce_two_loads, two_loads_per_block,
+                           cudalabs::resources_of(reduce_two_loads_kernel, two_loads_block));
+      if (s.selected("warp_shuffle"))
+        measure_multi_pass(s, point, problem, "warp_shuffle", reduce_warp_shuffle, shuffle_per_block,
+                           cudalabs::resources_of(reduce_warp_shuffle_kernel, shuffle_block));
+      if (s.selected("warp_shuffle_float4")) {
+        GridStrideSum sum(problem.n());
+        measure_sum(
+            s, point, problem, "warp_shuffle_float4", [&](cudaStream_t st) { sum.run(problem.input(), problem.output(), st); },
+            [&](cudaStream_t st) { sum.poison(st); },
+            cudalabs::resources_of(reduce_warp_shuffle_float4_kernel, float4_block),
+            {{"launches", static_cast<double>(sum.launches())}, {"blocks", static_cast<double>(sum.blocks())}});
+      }
+    }
+    note_progression(s);
+  });
+}

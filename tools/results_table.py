@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Markdown tables of recorded results, so writeups quote exactly what
+results/<gpu>/records.jsonl holds.
+
+  results_table.py LAB [--variants a,b] [--columns ms,gbps,pct,vs] [--sizes n=1024,...]
+      prints one lab's table
+  results_table.py --update FILE.md [FILE.md ...]
+      regenerates every block in the files written as
+        <!-- results-table LAB [--variants ...] [--columns ...] -->
+        ...anything (replaced)...
+        <!-- /results-table -->
+
+Columns: ms, ci, runs, gbps, gflops, tflops, pct, vs, err, plus extra.NAME for a
+lab-specific number from the record's "extra" object.
+"""
+import argparse
+import json
+import pathlib
+import re
+import shlex
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def fmt(v, spec):
+    return "-" if v is None else format(v, spec)
+
+
+COLUMNS = {
+    "ms": ("median ms", lambda r: f"{r['median_ms']:.4g}"),
+    "ci": ("±95% CI", lambda r: f"{100 * r['ci95_ms'] / r['mean_ms']:.1f}%" if r.get("mean_ms") else "-"),
+    "runs": ("runs", lambda r: str(r["runs"])),
+    "gbps": ("GB/s", lambda r: fmt(r.get("gbps"), ".1f") if r.get("bytes") else "-"),
+    "gflops": ("GFLOP/s", lambda r: fmt(r.get("gflops"), ".0f") if r.get("flops") else "-"),
+    "tflops": ("TFLOP/s", lambda r: fmt(r["gflops"] / 1000, ".1f") if r.get("flops") and r.get("gflops") else "-"),
+    "pct": ("% of ceiling", lambda r: fmt(r.get("pct_of_ceiling"), ".1f") if r.get("pct_of_ceiling") else "-"),
+    "vs": ("vs baseline", lambda r: f"{r['vs_baseline']:.2f}×" if r.get("vs_baseline") else "-"),
+    "err": ("max abs err", lambda r: fmt(r.get("max_abs_err"), ".1e")),
+}
+
+
+def column(name):
+    if name.startswith("extra."):
+        key = name[6:]
+        return key, lambda r: fmt(r.get("extra", {}).get(key), ".4g")
+    return COLUMNS[name]
+
+
+def table(lab, gpu="h100", variants="", columns="ms,gbps,pct,vs", sizes=""):
+    path = ROOT / "results" / gpu / "records.jsonl"
+    records = [json.loads(l) for l in path.read_text().splitlines() if l.strip()] if path.exists() else []
+    records = [r for r in records if r["lab"] == lab and r.get("timed")]
+    if variants:
+        keep = variants.split(",")
+        records = [r for r in records if r["variant"] in keep]
+    if sizes:
+        keep = sizes.split(",")
+        records = [r for r in records if " ".join(f"{k}={v}" for k, v in r["size"].items()) in keep or
+                   any(f"{k}={v}" in keep for k, v in r["size"].items())]
+    if not records:
+        return f"(no records of {lab} in results/{gpu}/records.jsonl yet)"
+    cols = [column(c) for c in columns.split(",")]
+    lines = ["| size | variant | " + " | ".join(c[0] for c in cols) + " |", "|---|---|" + "---|" * len(cols)]
+    for r in records:
+        size = " ".join(f"{k}={v}" for k, v in r["size"].items())
+        lines.append(f"| {size} | {r['variant']} | " + " | ".join(c[1](r) for c in cols) + " |")
+    r = records[0]
+    lines.append("")
+    lines.append(f"<sub>{r['gpu']}, CUDA {r['toolkit']}, driver {r['driver']}, git {r['git']}, {r['timestamp'][:10]}; "
+                 f"results/{gpu}/records.jsonl</sub>")
+    return "\n".join(lines)
+
+
+def parse_block_args(text):
+    p = argparse.ArgumentParser(prog="results-table")
+    p.add_argument("lab")
+    p.add_argument("--gpu", default="h100")
+    p.add_argument("--variants", default="")
+    p.add_argument("--columns", default="ms,gbps,pct,vs")
+    p.add_argument("--sizes", default="")
+    return p.parse_args(shlex.split(text))
+
+
+BLOCK = re.compile(r"(<!-- results-table (.*?) -->\n)(.*?)(<!-- /results-table -->)", re.S)
+
+
+def update(path):
+    text = path.read_text()
+    def repl(m):
+        a = parse_block_args(m.group(2))
+        return m.group(1) + table(a.lab, a.gpu, a.variants, a.columns, a.sizes) + "\n" + m.group(4)
+    new, count = BLOCK.subn(repl, text)
+    path.write_text(new)
+    print(f"{path}: {count} table(s) updated")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--update":
+        for f in sys.argv[2:]:
+            update(pathlib.Path(f))
+    else:
+        a = parse_block_args(" ".join(shlex.quote(x) for x in sys.argv[1:]))
+        print(table(a.lab, a.gpu, a.variants, a.columns, a.sizes))
