@@ -42,14 +42,20 @@ run: build
 	  test -n "$$prog" || { echo "no lab $(LAB); the labs are:"; ls $(BUILD)/labs | grep -v '\.p$$'; exit 2; }; \
 	  name=$$(basename $$prog); echo "$$prog$$name $(ARGS)"; $$prog$$name $(ARGS)
 
+# make grade [SUBMISSION=dir] [SANITIZE=1] [SEED=n] [LABS=02,04]: no GPU -> one line, exit 77,
+# before anything is built. A submission is built apart (the course build is not needed).
+grade: GRADE_ARGS = --build $(BUILD) $(if $(SUBMISSION),--submission $(SUBMISSION)) $(if $(SANITIZE),--sanitize) \
+  $(if $(SEED),--seed $(SEED)) $(if $(LABS),--labs $(LABS)) $(if $(ARCH),--arch $(ARCH))
 grade:
+	@python3 tools/grade.py --preflight $(GRADE_ARGS)
 	@tools/ensure_deps.sh build
-	@$(MAKE) --no-print-directory build
-	python3 tools/grade.py --build $(BUILD) $(if $(SUBMISSION),--submission $(SUBMISSION),) $(if $(SANITIZE),--sanitize,)
+	@$(if $(SUBMISSION),true,$(MAKE) --no-print-directory build)
+	python3 tools/grade.py $(GRADE_ARGS)
 
+# make plots [RECORDS=results/h100/records.jsonl]: PNG and SVG into docs/plots/.
 plots:
 	@tools/ensure_deps.sh plots
-	python3 tools/make_plots.py
+	python3 tools/make_plots.py $(if $(RECORDS),--records $(RECORDS))
 
 deps:
 	@tools/ensure_deps.sh all
