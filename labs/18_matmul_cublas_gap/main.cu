@@ -1,0 +1,83 @@
+// Lab 18 — closing the gap to cuBLAS: FP32 matrix multiply, one idea per step.
+//
+// C[m×n] = A[m×k] · B[k×n], row-major FP32, any m, n, k. Lab 11 stopped at 4×4
+// outputs per thread on a 64×64 tile; these are the steps the original course
+// planned next, each its own kernel (kernels are added, never edited), all
+// measured against cuBLAS SGEMM (FP32, no TF32) in the same run:
+//
+//   cublas            the baseline and the ceiling: % of cuBLAS is the score
+//   thread_tile_8x8   128×128 block tile, 8×8 outputs per thread (outer products
+//                     from register fragments), scalar loads   thread_tile_8x8.cuh
+//   float4_smem       + 16-byte global and shared accesses, A transposed in
+//                     shared memory so both fragments are contiguous   float4_smem.cuh
+//   conflict_free     + no bank conflicts: padded transposed A, each thread's
+//                     fragment split into two 4-wide halves 64 apart   conflict_free.cuh
+//   double_buffered   + two shared-memory stages: the next tile's loads overlap
+//                     this tile's FMAs, one barrier per tile   double_buffered.cuh
+//   warp_tiling       + 64×32 warp tiles, lanes 8×4 inside them   warp_tiling.cuh
+//   warp_tiling_bk16  warp_tiling with a K tile 16 deep instead of 8   warp_tiling.cuh
+//
+// Every kernel handles any shape in one code path: out-of-range tile elements
+// load as 0, stores are guarded, and 16-byte accesses fall back to scalar ones
+// where a row is not 16-byte aligned (tile_io.cuh).
+//
+// Run: make run LAB=18    (sweep m = n = k = 256 … 8192; the benchmark is 4096³)
+//      build/labs/18_matmul_cublas_gap/18_matmul_cublas_gap --size 4096 --variant warp_tiling
+#include <cstdint>
+#include <vector>
+
+#include "../05_matmul/matmul_lab.cuh"
+#include "conflict_free.cuh"
+#include "double_buffered.cuh"
+#include "float4_smem.cuh"
+#include "thread_tile_8x8.cuh"
+#include "warp_tiling.cuh"
+
+namespace {
+
+// Adapts a launcher with the (a, b, c, m, n, k, stream) signature to the table.
+template <auto Launcher>
+void launch(const MatmulOperands& o, float* c, cudaStream_t stream) {
+  Launcher(o.a, o.b, c, o.m, o.n, o.k, stream);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using cudalabs::resources_of;
+  const std::vector<MatmulVariant> variants{
+      {"thread_tile_8x8", "128×128 block tile, 8×8 outputs per thread from register fragments, scalar loads",
+       launch<matmul_thread_tile_8x8>,
+       [] { return resources_of(matmul_thread_tile_8x8_kernel, thread_tile_8x8::threads); }},
+      {"float4_smem", "+ float4 global and shared-memory accesses, A transposed in shared memory",
+       launch<matmul_float4_smem>,
+       [] { return resources_of(matmul_float4_smem_kernel, float4_smem::threads); }},
+      {"conflict_free", "+ no shared-memory bank conflicts (padded A, split 4-wide fragments)",
+       launch<matmul_conflict_free>,
+       [] { return resources_of(matmul_conflict_free_kernel, conflict_free::threads); }},
+      {"double_buffered", "+ two shared-memory stages: next tile's loads overlap this tile's FMAs",
+       launch<matmul_double_buffered>,
+       [] { return resources_of(matmul_double_buffered_kernel, double_buffered::threads); }},
+      {"warp_tiling", "+ 64×32 warp tiles, 8×4 lanes per warp tile, conflict-free fragments",
+       launch<matmul_warp_tiling<8>>,
+       [] { return resources_of(matmul_warp_tiling_kernel<8>, WarpTiling<8>::threads); }},
+      {"warp_tiling_bk16", "warp_tiling with a K tile 16 deep: half the barriers per FMA",
+       launch<matmul_warp_tiling<16>>,
+       [] { return resources_of(matmul_warp_tiling_kernel<16>, WarpTiling<16>::threads); }},
+  };
+
+  auto spec = matmul_spec(
+      "18_matmul_cublas_gap", "closing the gap to cuBLAS: FP32 SGEMM one optimisation at a time",
+      "From lab 11's register blocking to within reach of cuBLAS: 8×8 thread tiles, float4 accesses,\n"
+      "conflict-free shared memory, double buffering and warp tiles, each step its own kernel, each reported\n"
+      "as GFLOP/s and % of cuBLAS SGEMM (FP32, no TF32) measured in the same run. Any m, n, k.\n"
+      "The default sizes are a sweep for the plot; the benchmark is --size 4096.",
+      variants);
+  // A sweep for the plot (m = n = k), 1024³ and 4096³ included. 8192³ is 1.1
+  // TFLOP per run, tens of milliseconds per kernel: the whole sweep stays
+  // within a few minutes, most of it the CPU reference and the host copies.
+  const std::vector<std::int64_t> sweep{256, 512, 1024, 2048, 3072, 4096, 6144, 8192};
+  for (auto& size : spec.sizes) size.full = sweep;
+
+  return cudalabs::run_lab(argc, argv, spec, [&](cudalabs::Session& s) { run_matmul_lab(s, variants); });
+}
