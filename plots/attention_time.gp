@@ -1,0 +1,14 @@
+# Labs 15 and 16: the time of one attention forward pass against the sequence
+# length N, unfused (lab 15: scores, softmax, output as separate kernels through
+# N x N matrices in memory) vs FlashAttention (lab 16: one kernel, no N x N).
+# make_plots.py sets: dir (s1.csv .. sN.csv: seq,ms), nseries, dim; see style.gp.
+load 'style.gp'
+set title sprintf("Attention forward: time vs N, head dim %d, %s", dim, gpu)
+set xlabel 'sequence length N'
+set ylabel 'median ms (log scale)'
+set logscale x 2
+set logscale y 10
+set autoscale xfix
+set offsets graph 0.05, graph 0.05, 0, 0
+set key top left
+plot for [i=1:nseries] sprintf('%s/s%d.csv', dir, i) using 1:2 with linespoints title columnheader(2)

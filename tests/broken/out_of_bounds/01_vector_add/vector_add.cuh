@@ -1,0 +1,33 @@
+// BROKEN ON PURPOSE for tests/grading: the grader must give lab 01 zero for correctness.
+// The bug: an out-of-bounds write: no bounds check, so the last block reads and writes past the
+// end of the arrays when 256 does not divide n. The allocation is padded, so the results can
+// still look right: compute-sanitizer memcheck (--sanitize) is what catches it.
+#pragma once
+// The first kernel of the course: c[i] = a[i] + b[i], one thread per element.
+// Labs 02, 03 and 08 launch this same kernel, so their timings compare.
+#include <cstdint>
+
+#include <cudalabs/error.hpp>
+#include <cudalabs/math.hpp>
+
+// 256 threads = 8 warps: enough warps per block to hide latency, small enough
+// that 8 blocks fit one SM (2048 threads on sm_80/sm_90).
+inline constexpr int vector_add_block = 256;
+
+__global__ void vector_add_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
+                                  std::int64_t n) {
+  // 64-bit index: blockIdx.x * blockDim.x overflows int beyond 2^31 elements.
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  c[i] = a[i] + b[i];  // BROKEN: no i < n check
+}
+
+inline void vector_add(const float* a, const float* b, float* c, std::int64_t n, cudaStream_t stream) {
+  const auto blocks = static_cast<unsigned>(cudalabs::ceil_div<std::int64_t>(n, vector_add_block));
+  vector_add_kernel<<<blocks, vector_add_block, 0, stream>>>(a, b, c, n);
+  CUDALABS_CHECK_LAUNCH("vector_add_kernel");
+}
+
+// The same loop on one CPU core, for the CPU-vs-GPU rows of labs 02 and 03.
+inline void vector_add_cpu(const float* a, const float* b, float* c, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];
+}

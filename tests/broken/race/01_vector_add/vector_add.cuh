@@ -1,0 +1,41 @@
+// BROKEN ON PURPOSE for tests/grading: the grader must give lab 01 zero for correctness.
+// The bug: a data race: each block stages a and b in shared memory and each thread adds the pair
+// that its mirror thread (255 - t, in another warp) loaded, with no __syncthreads() between
+// the writes and the reads. compute-sanitizer racecheck (--sanitize) reports the hazard; without
+// it the result is wrong only when the warps happen to run in the wrong order.
+#pragma once
+// The first kernel of the course: c[i] = a[i] + b[i], one thread per element.
+// Labs 02, 03 and 08 launch this same kernel, so their timings compare.
+#include <cstdint>
+
+#include <cudalabs/error.hpp>
+#include <cudalabs/math.hpp>
+
+// 256 threads = 8 warps: enough warps per block to hide latency, small enough
+// that 8 blocks fit one SM (2048 threads on sm_80/sm_90).
+inline constexpr int vector_add_block = 256;
+
+__global__ void vector_add_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
+                                  std::int64_t n) {
+  // 64-bit index: blockIdx.x * blockDim.x overflows int beyond 2^31 elements.
+  __shared__ float staged_a[vector_add_block], staged_b[vector_add_block];
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x;
+  const int t = threadIdx.x, mirror = vector_add_block - 1 - t;
+  if (first + t < n) {
+    staged_a[t] = a[first + t];
+    staged_b[t] = b[first + t];
+  }
+  // BROKEN: __syncthreads() belongs here: thread t reads what thread 255 - t wrote.
+  if (first + mirror < n) c[first + mirror] = staged_a[mirror] + staged_b[mirror];
+}
+
+inline void vector_add(const float* a, const float* b, float* c, std::int64_t n, cudaStream_t stream) {
+  const auto blocks = static_cast<unsigned>(cudalabs::ceil_div<std::int64_t>(n, vector_add_block));
+  vector_add_kernel<<<blocks, vector_add_block, 0, stream>>>(a, b, c, n);
+  CUDALABS_CHECK_LAUNCH("vector_add_kernel");
+}
+
+// The same loop on one CPU core, for the CPU-vs-GPU rows of labs 02 and 03.
+inline void vector_add_cpu(const float* a, const float* b, float* c, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Stands in for a lab program in the grader's CPU tests (no GPU needed).
+
+usage: fake_lab.py LAB [lab flags...]
+Writes the records of LAB from $FAKE_LAB_RECORDS to --json, as the real
+program would: with --check-only untimed, otherwise timed. $FAKE_LAB_MODE
+("LAB=MODE,LAB=MODE") makes a lab misbehave:
+  nogpu    exit 77 with the message of a machine without a GPU
+  recheck  wrong on the repeated run (a kernel only right the first time)
+  crash    exit 3 with a CUDA error
+  hang     never finish
+"""
+import json
+import os
+import sys
+import time
+
+
+def main():
+    lab, args = sys.argv[1], sys.argv[2:]
+    modes = dict(item.split("=") for item in os.environ.get("FAKE_LAB_MODE", "").split(",") if item)
+    mode = modes.get(lab, "ok")
+    check_only = "--check-only" in args
+    json_path = args[args.index("--json") + 1] if "--json" in args else None
+    seed = int(args[args.index("--seed") + 1]) if "--seed" in args else 42
+
+    if mode == "nogpu":
+        print(f"{lab}: skipped: no CUDA device: CUDA driver version is insufficient", file=sys.stderr)
+        return 77
+    if mode == "crash":
+        print(f"{lab}: CUDA error: an illegal memory access was encountered (cudaErrorIllegalAddress)", file=sys.stderr)
+        return 3
+    if mode == "hang":
+        time.sleep(3600)
+
+    with open(os.environ["FAKE_LAB_RECORDS"]) as f:
+        records = [r for r in map(json.loads, f) if r["lab"] == lab]
+    for r in records:
+        r["seed"] = seed
+        if check_only:
+            r.update(timed=False, runs=0, median_ms=0, gbps=0, gflops=0, pct_of_ceiling=0, vs_baseline=0,
+                     baseline="", baseline_ms=0)
+            if mode == "recheck" and r["variant"] != "cub":
+                r.update(passed=False, failure="repeated run: 7 of 1000 elements wrong; first at [3]: got 2.5, expected 1.25")
+        print(f"  {r['variant']:<20} {'PASS' if r['passed'] else 'FAIL'}")
+    if json_path:
+        with open(json_path, "a") as f:
+            for r in records:
+                f.write(json.dumps(r) + "\n")
+    return 0 if all(r["passed"] for r in records) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,298 @@
+#!/usr/bin/env python3
+"""CPU tests of the grader (tools/grade.py); no GPU needed.
+
+The end-to-end tests run grade.py on a fake build: each lab program is
+tests/grading/fake_lab.py replaying the canned records of fixtures/, and a
+fake nvidia-smi says there is a GPU. They check the scores, the table, the
+JUnit and Gradescope files, the exit codes, and the one-line exit 77 without
+a GPU. Run: python3 tests/grading/test_grade.py
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import grade  # noqa: E402
+
+FIXTURES = HERE / "fixtures"
+GRADE = ROOT / "tools" / "grade.py"
+
+
+def load(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+class Config(unittest.TestCase):
+    def write(self, text):
+        path = Path(self.tmp.name) / "g.toml"
+        path.write_text(text)
+        return path
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.labs = grade.lab_names(ROOT)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_course_config_covers_every_lab(self):
+        config = grade.load_config(ROOT / "tools" / "grading.toml", self.labs)
+        self.assertEqual(list(config), self.labs)
+        for lab, cfg in config.items():
+            self.assertIn(cfg["metric"], grade.METRICS, lab)
+            self.assertGreater(cfg["correctness"], 0, f"{lab} gives no points for being right")
+
+    def test_defaults_apply(self):
+        config = grade.load_config(self.write("[defaults]\ncorrectness = 3\n[labs.05_matmul]\nthreshold = 0.2\n"), self.labs)
+        self.assertEqual(config["05_matmul"]["threshold"], 0.2)
+        self.assertEqual(config["05_matmul"]["correctness"], 3)
+        self.assertEqual(config["01_vector_add"]["metric"], "auto")
+
+    def test_bad_settings_are_named(self):
+        cases = {
+            "[labs.05_matmul]\nmetric = \"speed\"\n": "metric",
+            "[labs.05_matmul]\nthreshhold = 0.2\n": "threshhold",
+            "[labs.05_matmul]\nthreshold = 0\n": "threshold",
+            "[labs.05_matmul]\ncorrectness = -1\n": "correctness",
+            "[labs.99_nothing]\nthreshold = 0.2\n": "99_nothing",
+            "[labs.05_matmul]\ncheck_args = [\"--size\"]\n": "check_args",
+            "[default]\n": "default",
+            "[labs.05_matmul\n": "g.toml",
+        }
+        for text, named in cases.items():
+            with self.subTest(text=text):
+                with self.assertRaises(grade.GradeError) as e:
+                    grade.load_config(self.write(text), self.labs)
+                self.assertIn(named, str(e.exception))
+
+
+class Course(unittest.TestCase):
+    def test_lab_list(self):
+        labs = grade.lab_names(ROOT)
+        self.assertEqual(labs[0], "01_vector_add")
+        self.assertEqual(len(labs), len(set(labs)))
+
+    def test_edge_runs_from_meson_build(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            lab = Path(tmp) / "labs" / "07_x"
+            lab.mkdir(parents=True)
+            (lab / "meson.build").write_text(
+                "lab_programs += {lab_name: executable(lab_name, 'main.cu', dependencies: cudalabs_dep)}\n"
+                "lab_tests += {lab_name: {'edge': ['--size', '1,255,257'],\n"
+                "                         'unaligned': ['--size', '1,2,3', '--offset', '1']}}\n")
+            self.assertEqual(grade.edge_runs(Path(tmp), "07_x"),
+                             [("edge", ["--size", "1,255,257"]), ("unaligned", ["--size", "1,2,3", "--offset", "1"])])
+            self.assertEqual(grade.edge_runs(Path(tmp), "no_such_lab"), [])
+        for lab in grade.lab_names(ROOT):  # every lab of the course parses
+            for label, args in grade.edge_runs(ROOT, lab):
+                self.assertTrue(label and args and all(a for a in args), (lab, label, args))
+
+    def test_select_by_number_or_name(self):
+        labs = ["01_vector_add", "02_timed_vector_add", "04_reduction"]
+        self.assertEqual(grade.select(labs, "4,01_vector_add"), ["04_reduction", "01_vector_add"])
+        with self.assertRaises(grade.GradeError):
+            grade.select(labs, "03")
+
+
+class Scoring(unittest.TestCase):
+    def setUp(self):
+        self.records = load(FIXTURES / "records.jsonl")
+        self.config = grade.load_config(FIXTURES / "grading.toml", grade.lab_names(ROOT))
+
+    def of(self, lab):
+        return [r for r in self.records if r["lab"] == lab]
+
+    def test_baselines(self):
+        self.assertEqual(grade.baseline_variants(self.of("04_reduction")), {"cub"})  # named by others
+        self.assertEqual(grade.baseline_variants(self.of("05_matmul")), {"cublas_sgemm"})  # its own ceiling
+        self.assertEqual(grade.baseline_variants(self.of("02_timed_vector_add")), set())
+
+    def test_designated_variant_of_the_ceiling(self):
+        perf = grade.judge_performance(self.of("02_timed_vector_add"), self.config["02_timed_vector_add"])
+        self.assertEqual((perf["variant"], perf["size"]), ("float4", "n=268435456"))
+        self.assertAlmostEqual(perf["value"], 0.88)
+        self.assertEqual(perf["score"], 4)
+        self.assertTrue(perf["passed"])
+
+    def test_best_variant_vs_baseline_partial_credit(self):
+        perf = grade.judge_performance(self.of("04_reduction"), self.config["04_reduction"])
+        self.assertEqual(perf["variant"], "warp_shuffle")
+        self.assertAlmostEqual(perf["score"], 3.0)  # 0.30 of CUB against 0.40: three quarters of 4
+        self.assertFalse(perf["passed"])
+
+    def test_auto_metric_takes_the_baseline_at_the_largest_size(self):
+        perf = grade.judge_performance(self.of("05_matmul"), self.config["05_matmul"])
+        self.assertEqual(perf["metric"], "vs_baseline")
+        self.assertEqual(perf["size"], "m=4096 n=4096 k=4096")
+        self.assertAlmostEqual(perf["score"], 2.0)
+
+    def test_missing_variant_scores_zero_and_says_why(self):
+        cfg = dict(self.config["02_timed_vector_add"], variant="float8")
+        perf = grade.judge_performance(self.of("02_timed_vector_add"), cfg)
+        self.assertEqual(perf["score"], 0)
+        self.assertIn("float8", perf["text"])
+
+
+class SyncTree(unittest.TestCase):
+    def test_only_changed_files_are_rewritten(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            src, dest = Path(tmp) / "src", Path(tmp) / "dest"
+            (src / "a").mkdir(parents=True)
+            (src / "a" / "same.txt").write_text("same")
+            (src / "a" / "new.txt").write_text("new")
+            (dest / "a").mkdir(parents=True)
+            (dest / "a" / "same.txt").write_text("same")
+            (dest / "a" / "new.txt").write_text("old")
+            (dest / "a" / "stale.txt").write_text("stale")
+            os.utime(dest / "a" / "same.txt", (1000, 1000))
+            os.utime(dest / "a" / "new.txt", (1000, 1000))
+            files = {p.relative_to(src): p for p in src.rglob("*") if p.is_file()}
+            grade.sync_tree(files, dest)
+            self.assertEqual((dest / "a" / "same.txt").stat().st_mtime, 1000)
+            self.assertEqual((dest / "a" / "new.txt").read_text(), "new")
+            self.assertGreater((dest / "a" / "new.txt").stat().st_mtime, 1000)
+            self.assertFalse((dest / "a" / "stale.txt").exists())
+
+    def test_submission_folders_must_be_labs(self):
+        labs = ["01_vector_add", "04_reduction"]
+        with tempfile.TemporaryDirectory() as tmp:
+            sub = Path(tmp)
+            (sub / "04_reduction").mkdir()
+            self.assertEqual([f.name for f in grade.submitted_labs(sub, labs)], ["04_reduction"])
+            self.assertEqual([f.name for f in grade.submitted_labs(sub / "04_reduction", labs)], ["04_reduction"])
+            (sub / "reduction").mkdir()
+            with self.assertRaises(grade.GradeError) as e:
+                grade.submitted_labs(sub, labs)
+            self.assertIn("reduction is not a lab", str(e.exception))
+
+
+class EndToEnd(unittest.TestCase):
+    """grade.py on a fake build of labs 01, 02, 04 and 05."""
+    LABS = ("01_vector_add", "02_timed_vector_add", "04_reduction", "05_matmul")
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        tmp = Path(self.tmp.name)
+        self.build, self.out, bin_dir = tmp / "build", tmp / "out", tmp / "bin"
+        for lab in self.LABS:
+            prog = self.build / "labs" / lab / lab
+            prog.parent.mkdir(parents=True)
+            prog.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{HERE / "fake_lab.py"}" {lab} "$@"\n')
+            prog.chmod(0o755)
+        bin_dir.mkdir()
+        smi = bin_dir / "nvidia-smi"
+        smi.write_text("#!/bin/sh\necho 'GPU 0: Fake GPU (UUID: GPU-00000000)'\n")
+        smi.chmod(0o755)
+        self.env = dict(os.environ, PATH=f"{bin_dir}:{os.environ.get('PATH', '')}",
+                        FAKE_LAB_RECORDS=str(FIXTURES / "records.jsonl"), FAKE_LAB_MODE="")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def grade(self, *args, mode="", config=FIXTURES / "grading.toml", env=None):
+        cmd = [sys.executable, str(GRADE), "--build", str(self.build), "--out", str(self.out),
+               "--config", str(config), "--seed", "1234", *args]
+        env = env or dict(self.env, FAKE_LAB_MODE=mode)
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+        return p.returncode, p.stdout + p.stderr
+
+    def results(self):
+        return {t["name"]: t for t in json.loads((self.out / "results.json").read_text())["tests"]}
+
+    def test_scores_and_reports(self):
+        rc, out = self.grade()
+        self.assertEqual(rc, 0, out)
+        tests = self.results()
+        expected = {"01_vector_add: correctness": 10, "02_timed_vector_add: correctness": 6,
+                    "02_timed_vector_add: performance": 4, "04_reduction: performance": 3,
+                    "05_matmul: performance": 2}
+        for name, score in expected.items():
+            self.assertEqual(tests[name]["score"], score, name)
+        self.assertNotIn("01_vector_add: performance", tests)  # 0 points: no test
+        self.assertEqual(tests["04_reduction: performance"]["status"], "failed")  # below its threshold
+        for t in tests.values():
+            self.assertEqual(set(t), {"name", "score", "max_score", "status", "output"})
+        summary = json.loads((self.out / "results.json").read_text())
+        self.assertEqual(summary["score"], 10 + 10 + 9 + 8)
+        self.assertIn("seed 1234", summary["output"])
+        self.assertIn("03_pcie_truth (not built)", summary["output"])
+
+        junit = ET.parse(self.out / "junit.xml").getroot()
+        self.assertEqual(junit.tag, "testsuites")
+        self.assertEqual(junit.get("failures"), "2")  # 04 and 05 below their thresholds
+        suite = junit.find("testsuite[@name='03_pcie_truth']")
+        self.assertIsNotNone(suite.find("testcase/skipped"))
+
+        # One table: every variant with its check, time, % of ceiling and vs baseline.
+        row = next(line for line in out.splitlines() if line.startswith("04_reduction") and "warp_shuffle" in line)
+        self.assertIn("PASS", row)
+        self.assertIn("0.30x", row)
+        self.assertTrue(any("cub (baseline)" in line for line in out.splitlines()))
+        self.assertTrue(any(line.startswith("03_pcie_truth") and "not built" in line for line in out.splitlines()))
+
+        records = load(self.out / "records.jsonl")
+        self.assertTrue(all(r["seed"] == 1234 for r in records))
+        self.assertTrue(any(r["timed"] for r in records) and any(not r["timed"] for r in records))
+        header = (self.out / "records.csv").read_text().splitlines()[0].split(",")
+        self.assertEqual(header[:2], ["lab", "variant"])
+        self.assertIn("size_m", header)
+        self.assertIn("res_registers", header)
+        self.assertTrue((self.out / "summary.txt").read_text().startswith("cudalabs grade: seed 1234"))
+        self.assertTrue((self.out / "logs" / "02_timed_vector_add.txt").exists())
+
+    def test_wrong_on_the_repeated_run_scores_zero(self):
+        rc, out = self.grade(mode="04_reduction=recheck")
+        self.assertEqual(rc, 1, out)
+        tests = self.results()
+        self.assertEqual(tests["04_reduction: correctness"]["score"], 0)
+        self.assertEqual(tests["04_reduction: performance"]["score"], 0)
+        self.assertIn("repeated run", tests["04_reduction: correctness"]["output"])
+        self.assertEqual(tests["05_matmul: correctness"]["score"], 6)
+
+    def test_crash_and_hang_score_zero(self):
+        config = Path(self.tmp.name) / "short.toml"
+        config.write_text((FIXTURES / "grading.toml").read_text().replace("timeout_s = 60", "timeout_s = 2"))
+        rc, out = self.grade("--labs", "04,05", mode="04_reduction=crash,05_matmul=hang", config=config)
+        self.assertEqual(rc, 1, out)
+        tests = self.results()
+        self.assertIn("a CUDA error", tests["04_reduction: correctness"]["output"])
+        self.assertIn("did not finish in 2 s", tests["05_matmul: correctness"]["output"])
+
+    def test_expect_zero_correctness(self):
+        rc, out = self.grade("--labs", "04", "--expect-zero-correctness", mode="04_reduction=recheck")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("ok: 04_reduction rejected", out)
+        rc, out = self.grade("--labs", "04", "--expect-zero-correctness")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("accepted the broken 04_reduction", out)
+
+    def test_no_nvidia_smi_is_one_line_and_77(self):
+        env = dict(self.env, PATH=str(Path(self.tmp.name) / "empty"))
+        rc, out = self.grade(env=env)
+        self.assertEqual(rc, 77, out)
+        self.assertEqual(len(out.strip().splitlines()), 1, out)
+        self.assertIn("no NVIDIA GPU", out)
+
+    def test_first_lab_without_a_device_is_one_line_and_77(self):
+        rc, out = self.grade(mode="01_vector_add=nogpu")
+        self.assertEqual(rc, 77, out)
+        lines = [line for line in out.splitlines() if line.startswith("grade: skipped")]
+        self.assertEqual(len(lines), 1, out)
+        self.assertIn("no CUDA device", lines[0])
+
+    def test_bad_usage_is_exit_2(self):
+        rc, out = self.grade("--labs", "99")
+        self.assertEqual(rc, 2, out)
+        self.assertIn("no such lab", out)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,755 @@
+#!/usr/bin/env python3
+"""The grading suite: runs every lab on this machine's GPU and scores it.
+
+For each lab: correctness runs (--quick, the edge sizes of the lab's
+meson.build, any check_args of tools/grading.toml; each with --check-only, so
+every variant runs twice and both results are checked) with a seed chosen
+here, fresh each run unless --seed is given; with --sanitize, the --quick run
+under compute-sanitizer memcheck, racecheck and synccheck; then the benchmark
+run at the lab's default sizes. A lab scores its correctness points only when
+all of that passed, and its performance points by tools/grading.toml.
+
+Prints one table (lab, variant, PASS/FAIL, time, % of ceiling, vs the library
+baseline) and writes under one folder (default BUILD/grade/<UTC time>/):
+records.jsonl, records.csv, junit.xml, results.json (Gradescope), summary.txt
+and logs/LAB.txt.
+
+--submission DIR grades a student's copy of one or more lab folders
+(DIR/04_reduction/...) laid over a copy of the course tree, built apart; the
+course tree is never touched.
+
+Exit codes: 0 every graded lab correct, 1 a lab wrong (or not built), 2 bad
+usage, 77 no GPU (one line says so). With --expect-zero-correctness (the tests
+of tests/broken/): 0 when every graded lab scored zero for correctness.
+"""
+import argparse
+import datetime
+import filecmp
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import records_to_csv  # noqa: E402  (tools/records_to_csv.py)
+
+ROOT = Path(__file__).resolve().parent.parent
+METRICS = ("auto", "vs_baseline", "pct_of_ceiling")
+SETTINGS = {"correctness", "performance", "variant", "metric", "threshold", "check_args", "timeout_s"}
+SANITIZERS = ("memcheck", "racecheck", "synccheck")
+# What a build needs of the course tree (a submission is built in a copy of these).
+TREE = ("meson.build", "meson_options.txt", "common", "labs", "tests", "plots", "tools")
+SKIP_ROOT_NAMES = ("build", ".git")
+
+
+class GradeError(Exception):
+    """A problem with how the grader was called or configured: exit 2."""
+
+
+class NoGpu(Exception):
+    """No usable GPU (or no sanitizer when one was asked for): exit 77."""
+
+
+# ---- the course ---------------------------------------------------------------
+
+def lab_names(root):
+    """The labs in course order, from labs/meson.build's lab_names list."""
+    text = (root / "labs" / "meson.build").read_text()
+    m = re.search(r"lab_names\s*=\s*\[(.*?)\]", text, re.S)
+    if not m:
+        raise GradeError(f"{root}/labs/meson.build has no lab_names = [...] list")
+    return re.findall(r"'([^']+)'", m.group(1))
+
+
+def edge_runs(root, lab):
+    """The named test runs of a lab's meson.build (lab_tests += {lab_name: {'edge': [...]}})
+    as (label, args). They come from the course tree, never from a submission."""
+    path = root / "labs" / lab / "meson.build"
+    if not path.is_file():
+        return []
+    text = path.read_text()
+    start = text.find("lab_tests")
+    if start < 0:
+        return []
+    open_at = text.find("{", start)
+    depth, end = 0, open_at
+    for end in range(open_at, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[end], 0)
+        if depth == 0:
+            break
+    body = text[open_at:end + 1]
+    return [(label, re.findall(r"'([^']*)'", args))
+            for label, args in re.findall(r"'([^']+)'\s*:\s*\[([^\]]*)\]", body)]
+
+
+def load_config(path, labs):
+    """Per-lab settings: [defaults] merged with [labs.NAME]. Checks every key and value."""
+    try:
+        with open(path, "rb") as f:
+            raw = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise GradeError(f"{path}: {e}") from None
+    defaults = {"correctness": 6, "performance": 4, "variant": "best", "metric": "auto",
+                "threshold": 0.5, "check_args": [], "timeout_s": 600}
+    unknown_top = set(raw) - {"defaults", "labs"}
+    if unknown_top:
+        raise GradeError(f"{path}: unknown section(s) {sorted(unknown_top)}; expected [defaults] and [labs.NAME]")
+    defaults.update(check_settings(path, "defaults", raw.get("defaults", {})))
+    per_lab = raw.get("labs", {})
+    stray = sorted(set(per_lab) - set(labs))
+    if stray:
+        raise GradeError(f"{path}: [labs.{stray[0]}] is not a lab of labs/meson.build (the labs are {', '.join(labs)})")
+    return {lab: {**defaults, **check_settings(path, f"labs.{lab}", per_lab.get(lab, {}))} for lab in labs}
+
+
+def check_settings(path, where, table):
+    for key, value in table.items():
+        bad = None
+        if key not in SETTINGS:
+            bad = f"unknown key; the keys are {', '.join(sorted(SETTINGS))}"
+        elif key in ("correctness", "performance", "timeout_s"):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                bad = "must be a number >= 0"
+        elif key == "threshold":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 10:
+                bad = "must be a fraction > 0 (e.g. 0.8 = 80% of the baseline or ceiling)"
+        elif key == "metric" and value not in METRICS:
+            bad = f"must be one of {', '.join(METRICS)}"
+        elif key == "variant" and not (isinstance(value, str) and value):
+            bad = "must be a variant name or \"best\""
+        elif key == "check_args" and not (isinstance(value, list) and
+                                          all(isinstance(a, list) and all(isinstance(s, str) for s in a) for a in value)):
+            bad = "must be a list of argument lists, e.g. [[\"--size\", \"1,1000003\"]]"
+        if bad:
+            raise GradeError(f"{path}: [{where}] {key} = {value!r}: {bad}")
+    return table
+
+
+# ---- running programs -----------------------------------------------------------
+
+@dataclass
+class Run:
+    what: str
+    cmd: list
+    rc: int = 0
+    output: str = ""
+    seconds: float = 0.0
+    timeout: float = None
+    timed_out: bool = False
+
+
+def run(what, cmd, timeout, log):
+    """Runs cmd, output and errors together. Past `timeout` seconds the whole
+    process group is killed (compute-sanitizer runs the lab as its child)."""
+    start = time.monotonic()
+    try:
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             errors="replace", start_new_session=True)
+    except OSError as e:
+        r = Run(what, cmd, 126, f"cannot run {cmd[0]}: {e}")
+    else:
+        try:
+            out, _ = p.communicate(timeout=timeout)
+            r = Run(what, cmd, p.returncode, out)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            out, _ = p.communicate()
+            r = Run(what, cmd, -signal.SIGKILL, out, timed_out=True)
+    r.timeout = timeout
+    r.seconds = time.monotonic() - start
+    log.write(f"$ {' '.join(map(str, cmd))}\n{r.output}\n[exit {r.rc}, {r.seconds:.1f} s]\n\n")
+    log.flush()
+    return r
+
+
+def why_no_gpu():
+    """None when nvidia-smi lists a GPU, else the reason in a few words."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return "no NVIDIA GPU here (nvidia-smi not found)"
+    try:
+        p = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return "no usable NVIDIA GPU (nvidia-smi -L did not answer)"
+    if p.returncode != 0 or "GPU" not in p.stdout:
+        said = (p.stdout + p.stderr).strip().splitlines()
+        return f"no usable NVIDIA GPU (nvidia-smi -L: {said[0] if said else 'exit ' + str(p.returncode)})"
+    return None
+
+
+def sanitizer_found():
+    return shutil.which("compute-sanitizer") or Path("/usr/local/cuda/bin/compute-sanitizer").is_file()
+
+
+def tail(text, lines=15):
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+# ---- grading one lab --------------------------------------------------------------
+
+@dataclass
+class LabResult:
+    lab: str
+    cfg: dict
+    status: str = "graded"          # graded | not built | does not build | skipped
+    note: str = ""                  # why not graded, or the build error
+    records: list = field(default_factory=list)
+    correct: bool = False
+    problems: list = field(default_factory=list)  # why correctness failed
+    sanitizer: str = ""             # "" (not run), "clean", or the failure
+    perf: dict = field(default_factory=dict)      # what the performance test judged
+    seconds: float = 0.0
+
+    @property
+    def graded(self):
+        return self.status in ("graded", "does not build")
+
+    @property
+    def correctness_score(self):
+        return self.cfg["correctness"] if self.graded and self.correct else 0
+
+    @property
+    def performance_score(self):
+        return self.perf.get("score", 0) if self.graded and self.correct else 0
+
+    @property
+    def max_score(self):
+        return self.cfg["correctness"] + self.cfg["performance"]
+
+
+def read_new_records(path, start):
+    """Records appended to `path` past byte `start`, and the new end."""
+    if not path.exists():
+        return [], start
+    with open(path) as f:
+        f.seek(start)
+        text = f.read()
+        end = f.tell()
+    records = []
+    for line in text.splitlines():
+        if line.strip():
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass  # a program killed mid-line; its exit code already says so
+    return records, end
+
+
+def problem_of(r, records):
+    """Why a run is not a pass (first line: the reason; then output); None if it passed."""
+    if r.timed_out:
+        return f"{r.what}: did not finish in {r.timeout:g} s (a hang, or far too slow)"
+    failed = [x for x in records if not x.get("passed", False)]
+    if r.rc == 0 and not failed:
+        return None
+    if failed:
+        x = failed[0]
+        return f"{r.what}: {x.get('variant')} wrong at {size_text(x)}: {x.get('failure', 'failed its check')}"
+    if r.rc < 0:
+        return f"{r.what}: killed by signal {-r.rc} (a crash)\n{tail(r.output, 5)}"
+    kinds = {1: "a wrong result", 2: "rejected its arguments", 3: "a CUDA error"}
+    return f"{r.what}: exit {r.rc} ({kinds.get(r.rc, 'failure')})\n{tail(r.output, 8)}"
+
+
+def grade_lab(lab, prog, cfg, seed, args, records_path, log, first):
+    """Runs one lab; raises NoGpu when it is the first lab and finds no device."""
+    result = LabResult(lab, cfg)
+    start = time.monotonic()
+    timeout = cfg["timeout_s"] or None
+    runs = [("--quick", ["--quick"])]
+    runs += [(label, a) for label, a in edge_runs(ROOT, lab)]
+    runs += [(" ".join(a), a) for a in cfg["check_args"]]
+    offset = records_path.stat().st_size if records_path.exists() else 0
+
+    for label, extra in runs:
+        cmd = [str(prog)] + extra + ["--check-only", "--seed", str(seed), "--json", str(records_path)]
+        r = run(f"check {label}", cmd, timeout, log)
+        new, offset = read_new_records(records_path, offset)
+        result.records += new
+        if r.rc == 77:
+            if first and not result.records:
+                said = tail(r.output, 1).removeprefix(f"{lab}: ").removeprefix("skipped: ")
+                raise NoGpu(f"{lab}: {said or 'found no usable GPU'}")
+            result.status, result.note = "skipped", tail(r.output, 1)
+            return result
+        p = problem_of(r, new)
+        if p:
+            result.problems.append(p)
+
+    if args.sanitize and not result.problems:
+        reports = []
+        for tool in SANITIZERS:
+            cmd = ["sh", str(ROOT / "tests" / "sanitize.sh"), tool, str(prog), "--quick", "--seed", str(seed)]
+            r = run(f"compute-sanitizer {tool}", cmd, timeout, log)
+            if r.rc not in (0, 77):
+                errors = [line for line in r.output.splitlines() if line.startswith("=========")]
+                reports.append(f"compute-sanitizer {tool} found errors:\n" + "\n".join(errors[:12] or [tail(r.output, 8)]))
+        result.sanitizer = "\n".join(reports) or "clean"
+        result.problems += reports
+
+    if not args.correctness_only and not result.problems:
+        cmd = [str(prog), "--seed", str(seed), "--json", str(records_path)]
+        r = run("benchmark", cmd, timeout, log)
+        new, offset = read_new_records(records_path, offset)
+        result.records += new
+        p = problem_of(r, new)
+        if p:
+            result.problems.append(p)
+        elif not any(x.get("timed") for x in new):
+            result.problems.append("benchmark: no timed results were recorded")
+
+    if not result.records and not result.problems:
+        result.problems.append("the program recorded no results")
+    result.correct = not result.problems
+    result.perf = judge_performance(result.records, cfg) if result.correct and not args.correctness_only else {}
+    result.seconds = time.monotonic() - start
+    return result
+
+
+# ---- scoring ------------------------------------------------------------------------
+
+def baseline_variants(records):
+    """The library baselines: a record whose ceiling is itself, or a variant named
+    as another record's baseline."""
+    names = {r["variant"] for r in records if r.get("ceiling") and r.get("ceiling") == r.get("variant")}
+    return names | {r["baseline"] for r in records if r.get("baseline")}
+
+
+def size_product(record):
+    product = 1
+    for v in record.get("size", {}).values():
+        product *= v
+    return product
+
+
+def size_text(record):
+    return " ".join(f"{k}={v}" for k, v in record.get("size", {}).items())
+
+
+def judge_performance(records, cfg):
+    """The performance test of one lab: which record, its fraction, the score."""
+    points = cfg["performance"]
+    if points <= 0:
+        return {}
+    timed = [r for r in records if r.get("timed") and r.get("passed")]
+    metric = cfg["metric"]
+    if metric == "auto":
+        metric = "vs_baseline" if any(r.get("vs_baseline") for r in timed) else "pct_of_ceiling"
+
+    def fraction(r):
+        v = r.get(metric)
+        if not v:
+            return None
+        return v / 100.0 if metric == "pct_of_ceiling" else v
+
+    baselines = baseline_variants(records)
+    candidates = [r for r in timed if r["variant"] not in baselines and fraction(r) is not None]
+    if cfg["variant"] != "best":
+        candidates = [r for r in candidates if r["variant"] == cfg["variant"]]
+    what = "the baseline" if metric == "vs_baseline" else "the ceiling"
+    if not candidates:
+        wanted = f"variant {cfg['variant']}" if cfg["variant"] != "best" else "any variant"
+        return {"score": 0, "passed": False, "metric": metric, "threshold": cfg["threshold"],
+                "text": f"no {metric} measured for {wanted} (check 'variant'/'metric' in tools/grading.toml)"}
+    largest = max(size_product(r) for r in candidates)
+    best = max((r for r in candidates if size_product(r) == largest), key=fraction)
+    value = fraction(best)
+    threshold = cfg["threshold"]
+    score = round(points * min(1.0, value / threshold), 2)
+    against = best.get("baseline") if metric == "vs_baseline" else best.get("ceiling")
+    return {"score": score, "passed": value >= threshold, "metric": metric, "variant": best["variant"],
+            "size": size_text(best), "value": value, "threshold": threshold,
+            "text": f"{best['variant']} at {size_text(best)}: {value:.2f} of {what} ({against}), "
+                    f"threshold {threshold:.2f} -> {score:g}/{points:g}"}
+
+
+# ---- reports ---------------------------------------------------------------------------
+
+def fmt_number(v, spec, suffix=""):
+    return f"{v:{spec}}{suffix}" if isinstance(v, (int, float)) and v else "-"
+
+
+def variant_rows(result):
+    """One row per variant: the check over all its records, numbers at its largest timed size."""
+    rows = []
+    baselines = baseline_variants(result.records)
+    order = list(dict.fromkeys(r["variant"] for r in result.records))
+    for variant in order:
+        mine = [r for r in result.records if r["variant"] == variant]
+        timed = [r for r in mine if r.get("timed")]
+        at = max(timed, key=size_product) if timed else None
+        rows.append({
+            "variant": variant + (" (baseline)" if variant in baselines else ""),
+            "check": "PASS" if all(r.get("passed") for r in mine) else "FAIL",
+            "size": size_text(at) if at else "",
+            "ms": fmt_number(at and at.get("median_ms"), ".4f"),
+            "ceil": fmt_number(at and at.get("pct_of_ceiling"), ".1f", "!" if at and at.get("suspect") else ""),
+            "vs": fmt_number(at and at.get("vs_baseline"), ".2f", "x"),
+        })
+    return rows
+
+
+def results_table(results):
+    head = f"{'lab':<26} {'variant':<28} {'check':<5}  {'size':<24} {'median ms':>10} {'%ceil':>7} {'vs base':>8}"
+    lines = [head, "-" * len(head)]
+    for res in results:
+        if res.status != "graded":
+            lines.append(f"{res.lab:<26} {'(' + res.status + ')':<28} {'-' if res.status != 'does not build' else 'FAIL':<5}")
+            continue
+        rows = variant_rows(res)
+        if not rows:
+            lines.append(f"{res.lab:<26} {'(no records)':<28} {'FAIL':<5}")
+        for row in rows:
+            lines.append(f"{res.lab:<26} {row['variant']:<28} {row['check']:<5}  {row['size']:<24} "
+                         f"{row['ms']:>10} {row['ceil']:>7} {row['vs']:>8}")
+    return "\n".join(lines)
+
+
+def score_table(results):
+    head = f"{'lab':<26} {'correctness':>11} {'performance':>11} {'score':>9}   notes"
+    lines = [head, "-" * len(head)]
+    total = maximum = 0
+    for res in results:
+        if not res.graded:
+            lines.append(f"{res.lab:<26} {'-':>11} {'-':>11} {'-':>9}   {res.status}{': ' + res.note if res.note else ''}")
+            continue
+        c, p, m = res.correctness_score, res.performance_score, res.max_score
+        total, maximum = total + c + p, maximum + m
+        if res.status == "does not build":
+            note = "does not build"
+        elif not res.correct:
+            note = res.problems[0].splitlines()[0]
+        else:
+            note = res.perf.get("text", "")
+        lines.append(f"{res.lab:<26} {c:>5g}/{res.cfg['correctness']:<5g} {p:>5g}/{res.cfg['performance']:<5g} "
+                     f"{c + p:>4g}/{m:<4g}   {note}")
+    lines.append(f"{'total':<26} {'':>11} {'':>11} {total:>4g}/{maximum:<4g}")
+    return "\n".join(lines)
+
+
+def correctness_text(res):
+    if res.status == "does not build":
+        return "does not build:\n" + res.note
+    if res.correct:
+        checks = len({(r['variant'], size_text(r)) for r in res.records})
+        text = f"all {checks} variant/size checks passed (first and repeated runs)"
+        return text + ("; compute-sanitizer clean" if res.sanitizer == "clean" else "")
+    return "\n".join(res.problems)
+
+
+def tests_of(res):
+    """(name, score, max_score, passed, output) for the lab's tests."""
+    tests = [("correctness", res.correctness_score, res.cfg["correctness"], res.correct, correctness_text(res))]
+    if res.cfg["performance"] > 0:
+        if res.correct and res.perf:
+            tests.append(("performance", res.performance_score, res.cfg["performance"], res.perf["passed"],
+                          res.perf["text"]))
+        else:
+            why = "not measured: correctness failed" if not res.correct else "not measured (--correctness-only)"
+            tests.append(("performance", 0, res.cfg["performance"], False, why))
+    return tests
+
+
+def gradescope_json(results, header):
+    tests = []
+    for res in results:
+        if not res.graded:
+            continue
+        for name, score, max_score, passed, output in tests_of(res):
+            tests.append({"name": f"{res.lab}: {name}", "score": score, "max_score": max_score,
+                          "status": "passed" if passed else "failed", "output": output})
+    skipped = [f"{r.lab} ({r.status})" for r in results if not r.graded]
+    output = header + (f"\nnot graded: {', '.join(skipped)}" if skipped else "")
+    return {"score": round(sum(t["score"] for t in tests), 2), "output": output, "tests": tests}
+
+
+def junit_xml(results, header):
+    suites = ET.Element("testsuites", name="cudalabs grade")
+    for res in results:
+        suite = ET.SubElement(suites, "testsuite", name=res.lab, time=f"{res.seconds:.2f}")
+        ET.SubElement(ET.SubElement(suite, "properties"), "property", name="grader", value=header)
+        if not res.graded:
+            case = ET.SubElement(suite, "testcase", classname=res.lab, name="correctness", time="0")
+            ET.SubElement(case, "skipped", message=res.status + (": " + res.note if res.note else ""))
+            suite.set("tests", "1"), suite.set("failures", "0"), suite.set("skipped", "1")
+            continue
+        failures = 0
+        for name, score, max_score, passed, output in tests_of(res):
+            case = ET.SubElement(suite, "testcase", classname=res.lab, name=name,
+                                 time=f"{res.seconds:.2f}" if name == "correctness" else "0")
+            if passed:
+                ET.SubElement(case, "system-out").text = f"{score:g}/{max_score:g}: {output}"
+            else:
+                failures += 1
+                first = output.splitlines()[0] if output else "failed"
+                ET.SubElement(case, "failure", message=f"{score:g}/{max_score:g}: {first}").text = output
+        suite.set("tests", str(len(suite.findall("testcase"))))
+        suite.set("failures", str(failures))
+        suite.set("skipped", "0")
+    for key in ("tests", "failures", "skipped"):
+        suites.set(key, str(sum(int(s.get(key)) for s in suites)))
+    ET.indent(suites)
+    return ET.ElementTree(suites)
+
+
+def write_reports(results, out, header):
+    records = [r for res in results for r in res.records]
+    records_to_csv.write_csv(records, out / "records.csv")
+    junit_xml(results, header).write(out / "junit.xml", encoding="utf-8", xml_declaration=True)
+    (out / "results.json").write_text(json.dumps(gradescope_json(results, header), indent=2) + "\n")
+    text = f"{header}\n\n{results_table(results)}\n\n{score_table(results)}\n"
+    (out / "summary.txt").write_text(text)
+    return text
+
+
+# ---- submissions -------------------------------------------------------------------------
+
+def course_files(root):
+    """Relative path -> source path of every file a build of the course needs."""
+    files = {}
+    for top in TREE:
+        path = root / top
+        if path.is_file():
+            files[Path(top)] = path
+            continue
+        for f in path.rglob("*"):
+            rel = f.relative_to(root)
+            if f.is_file() and "__pycache__" not in rel.parts:
+                files[rel] = f
+    return files
+
+
+def sync_tree(files, dest):
+    """Makes `dest` hold exactly `files`, rewriting only files whose bytes differ
+    (a copy keeping its old time could look older than the last build). Returns
+    the relative paths it changed."""
+    changed = []
+    for rel, src in files.items():
+        target = dest / rel
+        if target.is_file() and filecmp.cmp(src, target, shallow=False):
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, target)
+        shutil.copymode(src, target)
+        changed.append(rel)
+    for f in sorted(dest.rglob("*"), reverse=True):
+        rel = f.relative_to(dest)
+        if f.is_file() and rel not in files:
+            f.unlink()
+            changed.append(rel)
+    return changed
+
+
+def submitted_labs(submission, labs):
+    if not submission.is_dir():
+        raise GradeError(f"--submission {submission}: no such folder")
+    folders = [submission] if submission.name in labs else sorted(d for d in submission.iterdir() if d.is_dir())
+    unknown = [d.name for d in folders if d.name not in labs]
+    if unknown or not folders:
+        raise GradeError(f"--submission {submission}: {'folder ' + unknown[0] + ' is not a lab' if unknown else 'holds no lab folder'}. "
+                         f"Put each lab in a folder named as in the course, e.g. {submission}/{labs[0]}/ (labs: {', '.join(labs)})")
+    return folders
+
+
+def build_submission(folders, work, arch, jobs, log):
+    """Copies the course tree to work/tree, lays the submitted folders over
+    labs/, builds each submitted lab in work/build. Returns {lab: error or None}."""
+    files = course_files(ROOT)
+    for folder in folders:
+        for f in folder.rglob("*"):
+            if f.is_file() and "__pycache__" not in f.parts and not f.name.startswith("."):
+                files[Path("labs") / folder.name / f.relative_to(folder)] = f
+    tree, build = work / "tree", work / "build"
+    tree.mkdir(parents=True, exist_ok=True)
+    changed = sync_tree(files, tree)
+    # Meson 1.0 gives nvcc no dependency flags, so ninja does not see a changed
+    # .cuh: a reused build is trusted only for what no submission touches.
+    if any(rel.parts[0] != "labs" for rel in changed):
+        shutil.rmtree(build, ignore_errors=True)
+    for folder in folders:
+        shutil.rmtree(build / "labs" / folder.name, ignore_errors=True)
+    setup = ["meson", "setup"] + (["--reconfigure"] if (build / "build.ninja").exists() else [])
+    r = run("meson setup", setup + [str(build), str(tree), f"-Dgpu_arch={arch}"], 900, log)
+    if r.rc != 0:
+        return {f.name: "meson setup failed:\n" + tail(r.output, 25) for f in folders}
+    errors = {}
+    for folder in folders:
+        ninja = ["ninja", "-C", str(build)] + (["-j", str(jobs)] if jobs else [])
+        r = run(f"build {folder.name}", ninja + [f"labs/{folder.name}/{folder.name}"], 1800, log)
+        errors[folder.name] = None if r.rc == 0 else tail(r.output, 25)
+    return errors
+
+
+# ---- main ----------------------------------------------------------------------------------
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        description="Grade every lab on this machine's GPU (or a student's submission).",
+        epilog="Exit codes: 0 all correct, 1 a lab wrong, 2 bad usage, 77 no GPU.")
+    p.add_argument("--build", default="build", help="the course build folder (default: build)")
+    p.add_argument("--submission", type=Path, help="a folder of lab folders (DIR/04_reduction/...) to grade in a copy of the course")
+    p.add_argument("--sanitize", action="store_true", help="also run compute-sanitizer memcheck, racecheck and synccheck")
+    p.add_argument("--seed", type=int, help="input seed (default: a fresh random one, printed)")
+    p.add_argument("--labs", help="only these labs, by number or name: 02,04_reduction")
+    p.add_argument("--config", type=Path, default=ROOT / "tools" / "grading.toml", help="points and thresholds")
+    p.add_argument("--out", type=Path, help="output folder (default: BUILD/grade/<UTC time>)")
+    p.add_argument("--work", type=Path, help="with --submission: reuse this folder for the copied tree and its build")
+    p.add_argument("--arch", default="auto", help="with --submission: gpu_arch of its build (default: auto)")
+    p.add_argument("--jobs", type=int, help="with --submission: parallel compile jobs (default: ninja's)")
+    p.add_argument("--preflight", action="store_true",
+                   help="only check the GPU, the config and the submission folder, then exit (make grade runs it before building)")
+    p.add_argument("--correctness-only", action="store_true", help="skip the benchmark runs (no performance points)")
+    p.add_argument("--expect-zero-correctness", action="store_true",
+                   help="for tests/broken/: exit 0 only when every graded lab scored zero for correctness")
+    args = p.parse_args(argv)
+    if args.seed is not None and args.seed < 0:
+        p.error("--seed must be >= 0")
+    return args
+
+
+def select(labs, wanted):
+    if not wanted:
+        return labs
+    chosen = []
+    for w in wanted.split(","):
+        w = w.strip()
+        match = [lab for lab in labs if lab == w or lab.split("_")[0] == w.zfill(2)]
+        if not match:
+            raise GradeError(f"--labs {w}: no such lab (labs: {', '.join(labs)})")
+        chosen += [m for m in match if m not in chosen]
+    return chosen
+
+
+def output_folder(args):
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        return args.out
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    out = Path(args.build) / "grade" / stamp
+    n = 1
+    while out.exists():
+        n += 1
+        out = Path(args.build) / "grade" / f"{stamp}-{n}"
+    out.mkdir(parents=True)
+    return out
+
+
+def grade(args):
+    all_labs = lab_names(ROOT)
+    config = load_config(args.config, all_labs)
+    labs = select(all_labs, args.labs)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 2**31)
+
+    reason = why_no_gpu()
+    if reason:
+        raise NoGpu(reason)
+    if args.sanitize and not sanitizer_found():
+        raise NoGpu("compute-sanitizer not found (it comes with the CUDA Toolkit); cannot run --sanitize")
+    if args.submission:
+        folders = submitted_labs(args.submission, all_labs)
+        labs = [lab for lab in labs if lab in {f.name for f in folders}]
+        if not labs:
+            raise GradeError(f"--labs {args.labs}: none of them is in {args.submission}")
+    if args.preflight:
+        return 0
+
+    out = output_folder(args)
+    (out / "logs").mkdir(exist_ok=True)
+    records_path = out / "records.jsonl"
+    records_path.write_text("")
+    build = Path(args.build)
+    build_errors = {}
+    work_tmp = None
+    if args.submission:
+        if not args.work:
+            work_tmp = tempfile.TemporaryDirectory(prefix="cudalabs-grade-")
+        work = args.work or Path(work_tmp.name)
+        print(f"grade: building {', '.join(labs)} of {args.submission} in a copy of the course ({work})", flush=True)
+        with open(out / "logs" / "build.txt", "w") as log:
+            build_errors = build_submission([f for f in folders if f.name in labs], work, args.arch, args.jobs, log)
+        build = work / "build"
+
+    header = (f"cudalabs grade: seed {seed} (repeat with --seed {seed}); "
+              f"{'submission ' + str(args.submission) if args.submission else 'course build ' + str(build)}"
+              f"{'; compute-sanitizer on' if args.sanitize else ''}")
+    results = []
+
+    def progress(lab, verdict):
+        # The header waits for the first lab: without a GPU, one line says only that.
+        if len(results) == 1:
+            print(header, flush=True)
+        print(f"  {lab:<28} {verdict}", flush=True)
+
+    try:
+        for lab in labs:
+            cfg = config[lab]
+            prog = build / "labs" / lab / lab
+            if build_errors.get(lab):
+                results.append(LabResult(lab, cfg, status="does not build", note=build_errors[lab]))
+            elif not prog.is_file():
+                results.append(LabResult(lab, cfg, status="not built", note=f"no {prog}"))
+            else:
+                with open(out / "logs" / f"{lab}.txt", "w") as log:
+                    first = not any(r.status == "graded" for r in results)
+                    results.append(grade_lab(lab, prog, cfg, seed, args, records_path, log, first))
+            res = results[-1]
+            verdict = res.status if res.status != "graded" else "correct" if res.correct else "WRONG"
+            progress(lab, f"{verdict} ({res.seconds:.0f} s)" if res.status == "graded" else verdict)
+    finally:
+        if work_tmp:
+            work_tmp.cleanup()
+
+    gpus = sorted({r.get("gpu") for res in results for r in res.records if r.get("gpu")})
+    header += f"; GPU {', '.join(gpus) or 'unknown'}"
+    text = write_reports(results, out, header)
+    print("\n" + text)
+    print(f"records, CSV, JUnit, Gradescope results.json and logs in {out}/")
+
+    graded = [r for r in results if r.graded]
+    if args.expect_zero_correctness:
+        return expect_zero(graded, build_errors)
+    return 0 if graded and all(r.correct for r in graded) else 1
+
+
+def expect_zero(graded, build_errors):
+    """The broken-kernel tests: the grader must give each lab zero for correctness."""
+    if not graded:
+        print("expect-zero-correctness: no lab was graded: this test tests nothing")
+        return 1
+    status = 0
+    for res in graded:
+        if build_errors.get(res.lab):
+            print(f"expect-zero-correctness: {res.lab} does not compile, so it tests nothing:\n{build_errors[res.lab]}")
+            status = 1
+        elif res.correctness_score > 0:
+            print(f"expect-zero-correctness: FAIL: the grader accepted the broken {res.lab} ({res.correctness_score:g} points)")
+            status = 1
+        else:
+            print(f"expect-zero-correctness: ok: {res.lab} rejected: {res.problems[0].splitlines()[0]}")
+    return status
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    try:
+        return grade(args)
+    except NoGpu as e:
+        print(f"grade: skipped: {e}")
+        return 77
+    except GradeError as e:
+        print(f"grade: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
