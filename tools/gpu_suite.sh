@@ -42,14 +42,14 @@ selected() {  # selected 07_reduction_v3
 if has build; then
   start=$SECONDS
   [ -f "$build/build.ninja" ] || meson setup "$build" --buildtype=release > "$out/logs/setup.log" 2>&1
-  ninja -C "$build" > "$out/logs/build.log" 2>&1
+  ninja -C "$build" -k 0 > "$out/logs/build.log" 2>&1
   echo "build: exit $? in $((SECONDS - start)) s" | tee -a "$summary"
   grep -E "warning|error" "$out/logs/build.log" | head -20 | tee -a "$summary"
 fi
 
 if has test; then
   start=$SECONDS
-  meson test -C "$build" --no-suite sanitizer --num-processes 4 --print-errorlogs > "$out/logs/test.log" 2>&1
+  meson test -C "$build" --no-rebuild --no-suite sanitizer --num-processes 4 --print-errorlogs > "$out/logs/test.log" 2>&1
   cp "$build/meson-logs/testlog.txt" "$out/logs/testlog.txt" 2>/dev/null
   python3 tools/test_summary.py "$build/meson-logs/testlog.json" | tail -n 30 | sed 's/^/test: /' | tee -a "$summary"
   echo "test: $((SECONDS - start)) s" | tee -a "$summary"
@@ -57,7 +57,7 @@ fi
 
 if has sanitize; then
   start=$SECONDS
-  meson test -C "$build" --suite sanitizer --num-processes 4 --print-errorlogs > "$out/logs/sanitize.log" 2>&1
+  meson test -C "$build" --no-rebuild --suite sanitizer --num-processes 4 --print-errorlogs > "$out/logs/sanitize.log" 2>&1
   cp "$build/meson-logs/testlog.txt" "$out/logs/sanitizelog.txt" 2>/dev/null
   python3 tools/test_summary.py "$build/meson-logs/testlog.json" | tail -n 30 | sed 's/^/sanitize: /' | tee -a "$summary"
   echo "sanitize: $((SECONDS - start)) s" | tee -a "$summary"
