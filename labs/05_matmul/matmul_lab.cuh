@@ -45,6 +45,7 @@ struct MatmulProblem {
   // Checks a downloaded C against the reference (all rows, or a sample of rows
   // at large sizes).
   std::function<cudalabs::CheckResult(const std::vector<float>&)> check;
+  cudalabs::Work work;  // the bytes and flops the variants were measured with
 };
 
 inline cudalabs::LabSpec matmul_spec(std::string name, std::string title, std::string about,
@@ -175,7 +176,7 @@ inline void run_matmul_lab(cudalabs::Session& s, const std::vector<MatmulVariant
                  .resources = v.resources ? std::optional(v.resources()) : std::nullopt,
                  .ceiling = cudalabs::CeilingKind::baseline});
     }
-    if (extra) extra(s, MatmulProblem{point, m, n, k, a, b, check_host});
+    if (extra) extra(s, MatmulProblem{point, m, n, k, a, b, check_host, work});
     if (rows.size() < static_cast<std::size_t>(m))
       s.note(cudalabs::to_string(point) + ": checked " + std::to_string(rows.size()) + " of " + std::to_string(m) +
              " rows of C (spread, first and last included) against the CPU reference");

@@ -1,0 +1,321 @@
+#pragma once
+// FlashAttention forward on the tensor cores with mma.sync (the FlashAttention-2
+// structure): FP16 or BF16 inputs, FP32 accumulation, FP32 output.
+//
+// A block of 4 warps owns 64 query rows; each warp owns 16 of them and never
+// talks to the others except through the shared K and V tiles. Per tile of 64
+// keys, one warp:
+//   1. S[16×64] = Q·Kᵀ: 4 k-steps × 8 mma.m16n8k16, Q's fragments held in
+//      registers for the whole loop, K's read from shared memory by ldmatrix;
+//   2. online softmax directly on the accumulator registers: each thread holds
+//      16 scores of two rows (g and g+8), the row's other 48 sit in the 3 other
+//      threads of its quad, so a row max or sum is two __shfl_xor_sync;
+//   3. O[16×d] += P·V: P is rounded to FP16/BF16 IN REGISTERS and used as the A
+//      operand as it is — the m16n8k16 accumulator layout (row g, columns 2t,
+//      2t+1 of each 8-column block) is the A-operand layout of a 16-column
+//      slice taken two accumulator blocks at a time — and V's fragments come
+//      from ldmatrix.trans (V is stored [key][dim], the mma wants it k-major).
+// S and P never leave the registers. K and V tiles are double-buffered with
+// cp.async: tile j+1 is in flight while tile j is multiplied.
+//
+// Fragment layouts of mma.m16n8k16 (PTX ISA), lane = 4·g + t:
+//   A 16×16 (4 regs of 2 values): a0 (g, 2t..2t+1) a1 (g+8, 2t..) a2 (g, 8+2t..) a3 (g+8, 8+2t..)
+//   B 16×8  (2 regs):             b0 (k 2t..2t+1, n g)  b1 (k 8+2t.., n g)
+//   C 16×8  (4 floats):           c0,c1 (g, 2t..2t+1)   c2,c3 (g+8, 2t..2t+1)
+//
+// Shared memory rows are padded by 8 elements (16 bytes): a row is D+8
+// elements = 144 B (D = 64) or 272 B (D = 128), an odd number of 16-byte
+// units, so the 8 row addresses of one ldmatrix phase fall in 8 different
+// 16-byte bank groups: conflict-free without a swizzle.
+//
+// Needs sm_80 (mma.m16n8k16 for FP16 and BF16, cp.async). On older GPUs the
+// kernel body compiles to a trap and the labs skip these variants.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include <cudalabs/error.hpp>
+#include <cudalabs/math.hpp>
+
+#include "flash_common.cuh"
+
+inline constexpr int mma_tile_rows = 64;  // queries per block: 4 warps × 16
+inline constexpr int mma_tile_keys = 64;  // keys per tile
+inline constexpr int mma_warps = 4;
+inline constexpr int mma_threads = 32 * mma_warps;
+
+template <typename T, int D>
+struct MmaSmem {
+  static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "FP16 or BF16 inputs");
+  static_assert(D == 64 || D == 128, "the tensor-core kernel is compiled for head dimensions 64 and 128");
+  static constexpr int ld = D + 8;                            // elements per shared-memory row
+  static constexpr int tile = mma_tile_keys * ld;             // elements per Q, K or V tile
+  static constexpr std::size_t bytes = 5 * tile * sizeof(T);  // Q, K ×2, V ×2: 46 KB (D=64), 87 KB (D=128)
+};
+
+// ---- PTX wrappers ----------------------------------------------------------------
+
+__device__ inline std::uint32_t smem_address(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes global -> shared without passing through registers. With
+// `valid` false nothing is read and the 16 bytes are zero-filled.
+__device__ inline void cp_async_16(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(dst)), "l"(src), "r"(valid ? 16 : 0)
+               : "memory");
+}
+__device__ inline void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+// Waits until at most `Pending` of this thread's committed groups are still in flight.
+template <int Pending>
+__device__ inline void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
+}
+
+// Four 8×8 matrices of 16-bit elements; lanes 8i..8i+7 give the row
+// addresses of matrix i, and thread 4g+t receives row g, elements 2t, 2t+1 of
+// each (with .trans: column g, elements 2t, 2t+1 — the transpose).
+__device__ inline void ldmatrix_x4(std::uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_address(p)));
+}
+__device__ inline void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_address(p)));
+}
+
+// c[16×8] += a[16×16] · b[16×8], FP32 accumulate.
+template <typename T>
+__device__ inline void mma_16x8x16(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
+  if constexpr (std::is_same_v<T, __half>)
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  else
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Two floats rounded to nearest into one register, the lower column in the low half.
+template <typename T>
+__device__ inline std::uint32_t pack2(float lo, float hi) {
+  if constexpr (std::is_same_v<T, __half>) {
+    const __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const std::uint32_t*>(&h);
+  } else {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const std::uint32_t*>(&h);
+  }
+}
+
+// Rows [first, first + 64) of a [seq][D] matrix into a padded shared tile,
+// 16 bytes per cp.async (consecutive threads take consecutive 16-byte pieces of
+// a row: coalesced), zeros past the end — V's rows past the end must be 0, not
+// leftover bits: P is 0 there, but 0 · NaN is NaN.
+template <typename T, int D>
+__device__ inline void load_tile_async(T* dst, const T* __restrict__ src, int first, int seq) {
+  constexpr int chunks = D / 8;  // 16-byte pieces per row
+#pragma unroll
+  for (int it = 0; it < mma_tile_keys * chunks / mma_threads; ++it) {
+    const int f = it * mma_threads + static_cast<int>(threadIdx.x);
+    const int row = f / chunks, chunk = f % chunks;
+    const bool valid = first + row < seq;
+    const T* from = valid ? src + static_cast<std::int64_t>(first + row) * D + 8 * chunk : src;
+    cp_async_16(dst + row * MmaSmem<T, D>::ld + 8 * chunk, from, valid);
+  }
+}
+
+// ---- the kernel ------------------------------------------------------------------
+
+template <typename T, int D>
+__global__ void __launch_bounds__(mma_threads)
+    flash_mma_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v, float* __restrict__ out,
+                     int seq, float scale_log2, bool causal) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  using Smem = MmaSmem<T, D>;
+  constexpr int BC = mma_tile_keys, LD = Smem::ld;
+  constexpr int k_steps = D / 16;     // 16-wide slices of d in Q·Kᵀ
+  constexpr int s_blocks = BC / 8;    // 8-key accumulator blocks of S
+  constexpr int o_blocks = D / 8;     // 8-column accumulator blocks of O
+  extern __shared__ uint4 smem_u4[];  // uint4: cp.async and ldmatrix need 16-byte alignment
+  T* qs = reinterpret_cast<T*>(smem_u4);
+  T* ks = qs + Smem::tile;      // two buffers
+  T* vs = ks + 2 * Smem::tile;  // two buffers
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4;  // this thread's rows g, g+8 and columns 2t, 2t+1 of each block
+  const std::int64_t head = attention_head_offset(seq, D);
+  q += head, k += head, v += head, out += head;
+  const int q0 =
+      attention_query_tile(causal, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x)) * mma_tile_rows;
+  const int warp_row0 = q0 + 16 * warp;
+  const int kv_end = causal ? min(seq, q0 + mma_tile_rows) : seq;
+  const int tiles = cudalabs::ceil_div(kv_end, BC);
+
+  load_tile_async<T, D>(qs, q, q0, seq);
+  cp_async_commit();
+  load_tile_async<T, D>(ks, k, 0, seq);
+  load_tile_async<T, D>(vs, v, 0, seq);
+  cp_async_commit();
+
+  // Q's A fragments, kept in registers for the whole loop. The four matrices of
+  // each ldmatrix: rows 0-7 and 8-15 of columns 16kk+0-7, then of 16kk+8-15.
+  cp_async_wait<1>();  // Q has landed; tile 0 may still be in flight
+  __syncthreads();
+  std::uint32_t qf[k_steps][4];
+#pragma unroll
+  for (int kk = 0; kk < k_steps; ++kk)
+    ldmatrix_x4(qf[kk], qs + (16 * warp + (lane & 7) + 8 * ((lane >> 3) & 1)) * LD + 16 * kk + 8 * (lane >> 4));
+
+  float o[o_blocks][4] = {};
+  float m[2] = {-INFINITY, -INFINITY};  // running max of rows g, g+8 (raw score units)
+  float l[2] = {0.f, 0.f};              // this thread's share of the running sums
+
+  for (int j = 0; j < tiles; ++j) {
+    const int kv0 = j * BC;
+    if (j + 1 < tiles) {  // prefetch tile j+1 into the other buffer, then wait for tile j only
+      load_tile_async<T, D>(ks + ((j + 1) & 1) * Smem::tile, k, kv0 + BC, seq);
+      load_tile_async<T, D>(vs + ((j + 1) & 1) * Smem::tile, v, kv0 + BC, seq);
+      cp_async_commit();
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();  // every thread's pieces of tile j have landed
+
+    const T* kt = ks + (j & 1) * Smem::tile;
+    const T* vt = vs + (j & 1) * Smem::tile;
+
+    // 1. S = Q · Kᵀ. K is stored [key][dim]: exactly the "col" B operand
+    // (B[k][n] = K[n][k]), so plain ldmatrix gives b0, b1 of two key blocks.
+    float s[s_blocks][4] = {};
+#pragma unroll
+    for (int kk = 0; kk < k_steps; ++kk)
+#pragma unroll
+      for (int nb = 0; nb < s_blocks; nb += 2) {
+        std::uint32_t b[4];  // keys 8nb+0-7: dims +0-7, +8-15; keys 8nb+8-15: dims +0-7, +8-15
+        ldmatrix_x4(b, kt + (8 * nb + (lane & 7) + 8 * (lane >> 4)) * LD + 16 * kk + 8 * ((lane >> 3) & 1));
+        mma_16x8x16<T>(s[nb], qf[kk], b[0], b[1]);
+        mma_16x8x16<T>(s[nb + 1], qf[kk], b[2], b[3]);
+      }
+
+    // Mask keys past the end and, causal, keys after the query: -inf.
+    if (kv0 + BC > seq || (causal && kv0 + BC - 1 > warp_row0))
+#pragma unroll
+      for (int nb = 0; nb < s_blocks; ++nb)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          const int key = kv0 + 8 * nb + 2 * t + (c & 1), row = warp_row0 + g + 8 * (c >> 1);
+          if (key >= seq || (causal && key > row)) s[nb][c] = -INFINITY;
+        }
+
+        // 2. Online softmax on the registers: c0,c1 belong to row g, c2,c3 to row g+8.
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float tile_max = -INFINITY;
+#pragma unroll
+      for (int nb = 0; nb < s_blocks; ++nb) tile_max = fmaxf(tile_max, fmaxf(s[nb][2 * r], s[nb][2 * r + 1]));
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));  // the quad 4g..4g+3 shares the row
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
+      const float m_new = fmaxf(m[r], tile_max);
+      const float m_scaled = m_new == -INFINITY ? 0.f : m_new * scale_log2;  // no -inf - -inf = NaN
+      const float alpha = exp2f(m[r] * scale_log2 - m_scaled);
+      float row_sum = 0.f;
+#pragma unroll
+      for (int nb = 0; nb < s_blocks; ++nb)
+#pragma unroll
+        for (int c = 2 * r; c < 2 * r + 2; ++c) row_sum += (s[nb][c] = exp2f(fmaf(s[nb][c], scale_log2, -m_scaled)));
+      l[r] = l[r] * alpha + row_sum;
+      m[r] = m_new;
+#pragma unroll
+      for (int ob = 0; ob < o_blocks; ++ob) o[ob][2 * r] *= alpha, o[ob][2 * r + 1] *= alpha;
+    }
+
+    // 3. O += P · V, 16 keys (two S blocks = one A operand) per k-step.
+#pragma unroll
+    for (int kk = 0; kk < BC / 16; ++kk) {
+      const std::uint32_t a[4] = {pack2<T>(s[2 * kk][0], s[2 * kk][1]), pack2<T>(s[2 * kk][2], s[2 * kk][3]),
+                                  pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                                  pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+      for (int ob = 0; ob < o_blocks; ob += 2) {
+        std::uint32_t b[4];  // dims 8ob+0-7: keys +0-7, +8-15; dims 8ob+8-15: keys +0-7, +8-15
+        ldmatrix_x4_trans(b, vt + (16 * kk + (lane & 7) + 8 * ((lane >> 3) & 1)) * LD + 8 * ob + 8 * (lane >> 4));
+        mma_16x8x16<T>(o[ob], a, b[0], b[1]);
+        mma_16x8x16<T>(o[ob + 1], a, b[2], b[3]);
+      }
+    }
+    __syncthreads();  // the next iteration's prefetch overwrites this tile's buffers
+  }
+
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float total = l[r];
+    total += __shfl_xor_sync(0xffffffffu, total, 1);
+    total += __shfl_xor_sync(0xffffffffu, total, 2);
+    const int row = warp_row0 + g + 8 * r;
+    if (row >= seq) continue;
+    const float inv = 1.f / total;  // > 0: every row sees key 0
+#pragma unroll
+    for (int ob = 0; ob < o_blocks; ++ob)
+      *reinterpret_cast<float2*>(out + static_cast<std::int64_t>(row) * D + 8 * ob + 2 * t) =
+          make_float2(o[ob][2 * r] * inv, o[ob][2 * r + 1] * inv);
+  }
+#else
+  (void)q, (void)k, (void)v, (void)out, (void)seq, (void)scale_log2, (void)causal;
+  __trap();  // never launched: the host checks for compute capability 8.0 first
+#endif
+}
+
+// ---- launcher --------------------------------------------------------------------
+
+template <typename T, int D>
+const void* flash_mma_prepare() {
+  static const bool done = [] {  // above 48 KB of dynamic shared memory a kernel must opt in, once
+    CUDALABS_CHECK(cudaFuncSetAttribute(flash_mma_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(MmaSmem<T, D>::bytes)));
+    return true;
+  }();
+  (void)done;
+  return reinterpret_cast<const void*>(flash_mma_kernel<T, D>);
+}
+
+inline bool flash_mma_supports(int dim) { return dim == 64 || dim == 128; }
+
+template <typename T>
+std::size_t flash_mma_smem_bytes(int dim) {
+  return dim == 64 ? MmaSmem<T, 64>::bytes : MmaSmem<T, 128>::bytes;
+}
+
+template <typename T>
+KernelChoice flash_mma_choice(int dim) {
+  if (dim == 64) return {flash_mma_prepare<T, 64>(), mma_threads, MmaSmem<T, 64>::bytes};
+  return {flash_mma_prepare<T, 128>(), mma_threads, MmaSmem<T, 128>::bytes};
+}
+
+// Every head of `shape` in one launch; q, k, v already in T (convert_from_float).
+// dim must be 64 or 128 (flash_mma_supports): the caller rejects others.
+template <typename T>
+void flash_mma(const T* q, const T* k, const T* v, float* out, const AttentionShape& shape, cudaStream_t stream) {
+  const dim3 grid = attention_grid(shape, mma_tile_rows);
+  const float scale = score_scale_log2(shape.dim);
+  if (shape.dim == 64) {
+    flash_mma_prepare<T, 64>();
+    flash_mma_kernel<T, 64>
+        <<<grid, mma_threads, MmaSmem<T, 64>::bytes, stream>>>(q, k, v, out, shape.seq, scale, shape.causal);
+  } else {
+    flash_mma_prepare<T, 128>();
+    flash_mma_kernel<T, 128>
+        <<<grid, mma_threads, MmaSmem<T, 128>::bytes, stream>>>(q, k, v, out, shape.seq, scale, shape.causal);
+  }
+  CUDALABS_CHECK_LAUNCH("flash_mma_kernel");
+}
