@@ -15,12 +15,22 @@
 #include <cstdint>
 #include <string>
 
+#include <vector>
+
+#include <cudalabs/cli.hpp>
 #include <cudalabs/error.hpp>
 #include <cudalabs/math.hpp>
 
 // The head dimensions the kernels of labs 13-15 accept. The original's limit:
 // the tiled kernel keeps the whole d-slice of its Q and K tiles in shared memory.
 inline constexpr int attention_max_dim = 128;
+
+// The sizes of labs 13, 14 and 15: --seq (also --size) and --dim. --quick
+// covers 1, sizes that are not multiples of any tile, and d = 3, 65, 128.
+inline std::vector<cudalabs::SizeParam> attention_sizes(std::string seq_help, std::vector<std::int64_t> full_seq) {
+  return {{.name = "seq", .help = std::move(seq_help), .full = std::move(full_seq), .quick = {1, 17, 129, 300}, .max = 16384},
+          {.name = "dim", .help = "head dimension d", .full = {64}, .quick = {64, 3, 65, 128}, .max = attention_max_dim}};
+}
 
 inline float attention_scale(int dim) { return 1.0f / std::sqrt(static_cast<float>(dim)); }
 

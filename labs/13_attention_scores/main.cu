@@ -42,16 +42,7 @@ int main(int argc, char** argv) {
       .about = "Q, K are [seq×d] (d <= 128), S is [seq×seq]. GFLOP/s counts 2·seq²·d; %ceil is % of cuBLAS\n"
                "(FP32, no TF32) at the same size. GB/s counts reading Q and K once and writing S once: at\n"
                "d = 64 the seq² writes of S are as costly as the arithmetic. --size sets --seq.",
-      .sizes = {{.name = "seq",
-                 .help = "sequence length N (rows of Q and K)",
-                 .full = {512, 4096},
-                 .quick = {1, 17, 129, 300},
-                 .max = 16384},
-                {.name = "dim",
-                 .help = "head dimension d",
-                 .full = {64},
-                 .quick = {64, 3, 65, 128},
-                 .max = attention_max_dim}},
+      .sizes = attention_sizes("sequence length N (rows of Q and K)", {512, 4096}),
       .size_alias = {"seq"},
       .variants = {{"cublas", "cublasSgemm, Q·Kᵀ with alpha = 1/sqrt(d), FP32", true},
                    {"tiled_kt", "the original: 16×16 tiles, Kᵀ staged in shared memory (+1 padding)"},

@@ -32,16 +32,7 @@ int main(int argc, char** argv) {
       .about = "P is [seq×seq] softmax weights (rows sum to 1), V and O are [seq×d] (d <= 128). GFLOP/s counts\n"
                "2·seq²·d; %ceil is % of cuBLAS (FP32, no TF32) at the same size. GB/s counts reading P and V\n"
                "once and writing O once. --size sets --seq.",
-      .sizes = {{.name = "seq",
-                 .help = "sequence length N (rows and columns of P, rows of V)",
-                 .full = {512, 4096},
-                 .quick = {1, 17, 129, 300},
-                 .max = 16384},
-                {.name = "dim",
-                 .help = "head dimension d",
-                 .full = {64},
-                 .quick = {64, 3, 65, 128},
-                 .max = attention_max_dim}},
+      .sizes = attention_sizes("sequence length N (rows and columns of P, rows of V)", {512, 4096}),
       .size_alias = {"seq"},
       .variants = {{"cublas", "cublasSgemm P·V, FP32", true},
                    {"tiled", "the original: 16×16 tiles over the contraction, one output per thread"},

@@ -32,16 +32,7 @@ int main(int argc, char** argv) {
                "%ceil is % of the cuBLAS pipeline; the per-kernel rows show where the time goes (their\n"
                "vs_baseline is the cuBLAS pipeline's total over the kernel's time). extra.nxn_bytes is the\n"
                "DRAM traffic of the seq×seq matrices S and P. --size sets --seq.",
-      .sizes = {{.name = "seq",
-                 .help = "sequence length N",
-                 .full = {512, 1024, 2048, 4096},
-                 .quick = {1, 17, 129, 300},
-                 .max = 16384},
-                {.name = "dim",
-                 .help = "head dimension d",
-                 .full = {64},
-                 .quick = {64, 3, 65, 128},
-                 .max = attention_max_dim}},
+      .sizes = attention_sizes("sequence length N", {512, 1024, 2048, 4096}),
       .size_alias = {"seq"},
       .variants = {{"cublas_pipeline", "cuBLAS S = Q·Kᵀ, our softmax, cuBLAS O = P·V", true},
                    {"unfused", "register-tiled scores → softmax in registers → split-K output"},

@@ -310,16 +310,37 @@ inline KernelChoice flash_fp32_choice(int dim) {
   return {flash_fp32_prepare<128>(), fp32_threads, Fp32Smem<128>::bytes};
 }
 
-// How many blocks share the keys of one query tile. One block per query tile
-// when the tiles alone give every SM two blocks; otherwise enough splits for
-// that, each at least 4 key tiles (256 keys) long so the merge stays small.
+// How many blocks share the keys of one query tile. The GPU holds `resident`
+// blocks at once (blocks per SM from the occupancy calculator × SMs: 4 × 132 =
+// 528 on an H100 at d = 64, 2 × 132 at d = 128). A grid of that many query
+// tiles fills it by itself: no split. Otherwise take the split count that ends
+// soonest, with time counted in key tiles walked one after another by the
+// busiest block: ceil(blocks·splits / resident) waves × ceil(kv_tiles / splits)
+// tiles per block. On a tie the fewest splits win (each one is a partial result
+// to write and merge), and a split keeps at least 4 key tiles (256 keys).
+//
+// One head, N = 2048, d = 64: 64 query tiles, 32 key tiles. 8 splits make 512
+// blocks of 4 key tiles, 4 on nearly every SM: 4 tiles on the critical path. Aiming
+// at only 2 blocks per SM (5 splits: 320 blocks of 6–7 tiles, 2–3 per SM) put 7
+// tiles on it, at a per-SM rate only ~10% lower, and ran no faster than lab 15.
+// N = 4096: 4 splits (512 blocks of 16 tiles), N = 8192: 2 (512 blocks of 64),
+// N = 16384: 1 (512 blocks of 256); a batch of heads is rarely split at all.
 inline int flash_fp32_splits(const AttentionShape& s) {
   const std::int64_t blocks = cudalabs::ceil_div(s.seq, fp32_tile_rows) * s.heads_total();
-  const std::int64_t wanted = 2 * static_cast<std::int64_t>(cudalabs::current_device().sm_count);
-  if (blocks >= wanted) return 1;
-  const std::int64_t most = std::max(1, cudalabs::ceil_div(s.seq, fp32_tile_keys) / 4);
-  return static_cast<int>(
-      std::clamp<std::int64_t>(cudalabs::ceil_div(wanted, blocks), 1, std::min<std::int64_t>(most, 16)));
+  const KernelChoice kc = flash_fp32_choice(s.dim);
+  const int per_sm = std::max(1, cudalabs::kernel_resources(kc.kernel, kc.threads, kc.smem_bytes).blocks_per_sm);
+  const std::int64_t resident = static_cast<std::int64_t>(per_sm) * cudalabs::current_device().sm_count;
+  if (blocks >= resident) return 1;
+  const std::int64_t kv_tiles = cudalabs::ceil_div(s.seq, fp32_tile_keys);
+  const std::int64_t most = std::clamp<std::int64_t>(kv_tiles / 4, 1, 16);
+  int best = 1;
+  std::int64_t best_time = kv_tiles;  // one split: one wave (blocks < resident), every key tile
+  for (int splits = 2; splits <= most; ++splits) {
+    const std::int64_t waves = cudalabs::ceil_div<std::int64_t>(blocks * splits, resident);
+    const std::int64_t time = waves * cudalabs::ceil_div<std::int64_t>(kv_tiles, splits);
+    if (time < best_time) best = splits, best_time = time;
+  }
+  return best;
 }
 
 // The launch plan of one shape: its split count and, when split, the
@@ -329,6 +350,10 @@ struct Fp32Plan {
   int splits = 1;
   cudalabs::DeviceBuffer<float> o, ml;
   cudalabs::DeviceBuffer<unsigned> done;
+
+  // The split workspace: splits·heads·N·(d+2) floats and one counter per query
+  // tile, O(N·d) (0 without a split). The records report it as scratch_bytes.
+  double workspace_bytes() const { return static_cast<double>(o.bytes() + ml.bytes() + done.bytes()); }
 };
 
 inline Fp32Plan flash_fp32_plan(const AttentionShape& s, cudaStream_t stream) {

@@ -171,6 +171,7 @@ int main(int argc, char** argv) {
         Fp32Plan plan = flash_fp32_plan(shape, s.stream());
         auto extra = flash_extra(shape);
         extra["kv_splits"] = plan.splits;
+        extra["scratch_bytes"] = plan.workspace_bytes();
         s.measure(with_extra({.variant = "flash_fp32",
                               .size = point,
                               .work = fp32_work,

@@ -221,6 +221,8 @@ int main(int argc, char** argv) {
           auto e = flash_extra(one);
           e["single_head_seq"] = one.seq;
           e["launches"] = 1;
+          e["kv_splits"] = plan.splits;
+          e["scratch_bytes"] = plan.workspace_bytes();
           fp32_single_gflops =
               s.measure(with_extra({.variant = "fp32_single_head",
                                     .size = point,
@@ -244,6 +246,7 @@ int main(int argc, char** argv) {
         Fp32Plan plan = flash_fp32_plan(one_head, s.stream());  // one workspace, reused head after head on one stream
         auto e = extra("loop");
         e["kv_splits"] = plan.splits;
+        e["scratch_bytes"] = plan.workspace_bytes();
         s.measure(with_extra(
             {.variant = "fp32_per_head_loop",
              .size = point,
@@ -265,6 +268,7 @@ int main(int argc, char** argv) {
         Fp32Plan plan = flash_fp32_plan(shape, s.stream());
         auto e = extra("grid");
         e["kv_splits"] = plan.splits;
+        e["scratch_bytes"] = plan.workspace_bytes();
         const double gflops =
             s.measure(with_extra({.variant = "fp32_batched_grid",
                                   .size = point,

@@ -6,9 +6,10 @@
 // (a_tile[row][kk], rows 8 floats long). Stored transposed, a_tile[kk][row], the
 // 8 values a thread needs at step kk are neighbours: two float4 loads. Per
 // thread per step the shared loads drop from 16 instructions to 4 (2 for A, 2
-// for B) for the same 64 FMAs: the FMA share of the inner loop's instructions
-// rises from 64/80 = 80% to 64/68 = 94%, and FMA issue slots are what an SGEMM
-// runs out of.
+// for B) for the same 64 FMAs — in the source. In the SASS (CUDA 13, sm_90)
+// step 1 already had 32 LDS.128 per tile, as ptxas fused its scalar loads, so
+// what this step really changes is the global loads and the stores (616 → 588
+// instructions per tile); see the README.
 //
 // Global memory: one float4 per thread per tile of A (128×8 = 256 float4) and
 // one of B (8×128): 2 load instructions where step 1 issued 8. The stores of C

@@ -16,6 +16,9 @@
 //                     this tile's FMAs, one barrier per tile   double_buffered.cuh
 //   warp_tiling       + 64×32 warp tiles, lanes 8×4 inside them   warp_tiling.cuh
 //   warp_tiling_bk16  warp_tiling with a K tile 16 deep instead of 8   warp_tiling.cuh
+//   unguarded_loop    + no edge tests in the main loop: rows and columns past
+//                     the edge clamped, the k remainder in a last guarded tile
+//                                                                unguarded_loop.cuh
 //
 // Every kernel handles any shape in one code path: out-of-range tile elements
 // load as 0, stores are guarded, and 16-byte accesses fall back to scalar ones
@@ -31,6 +34,7 @@
 #include "double_buffered.cuh"
 #include "float4_smem.cuh"
 #include "thread_tile_8x8.cuh"
+#include "unguarded_loop.cuh"
 #include "warp_tiling.cuh"
 
 namespace {
@@ -64,6 +68,11 @@ int main(int argc, char** argv) {
       {"warp_tiling_bk16", "warp_tiling with a K tile 16 deep: half the barriers per FMA",
        launch<matmul_warp_tiling<16>>,
        [] { return resources_of(matmul_warp_tiling_kernel<16>, WarpTiling<16>::threads); }},
+      // The float4 instantiation, the one shapes like 4096³ run; odd shapes
+      // take the scalar one (<16, false>).
+      {"unguarded_loop", "warp_tiling_bk16 with no edge tests in the main loop: clamped rows/columns, k remainder last",
+       launch<matmul_unguarded_loop<16>>,
+       [] { return resources_of(matmul_unguarded_loop_kernel<16, true>, WarpTiling<16>::threads); }},
   };
 
   auto spec = matmul_spec(

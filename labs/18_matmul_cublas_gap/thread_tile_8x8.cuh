@@ -61,14 +61,14 @@ __global__ void __launch_bounds__(thread_tile_8x8::threads, 2)
 
 #pragma unroll
     for (int kk = 0; kk < block_k; ++kk) {
-      // A column fragment: 8 loads 8 floats (32 bytes) apart, so they cannot be
-      // fused into wider loads. A warp holds thread rows 2w and 2w+1, whose
-      // addresses are 64 floats apart: the same bank, a 2-way conflict.
-      // B row fragment: the 16 thread columns of a warp read 8 floats apart,
-      // which lands 4 of them on each bank used: a 4-way conflict. The 8 loads
-      // are contiguous, but nvcc 13 does not fuse them into 16-byte loads (the
-      // PTX has 128 ld.shared.f32 per tile, no ld.shared.v4): 16 shared-load
-      // instructions per 64 FMAs.
+      // As written: 16 scalar shared loads per 64 FMAs, and the PTX has 128
+      // ld.shared.f32 per tile. But ptxas (CUDA 13, sm_90) fuses them into 32
+      // LDS.128 per tile: with kk unrolled, a_tile[row][0..7] (one row of the A
+      // fragment across the tile's 8 steps) and b_tile[kk][8·col .. 8·col+7]
+      // are each 8 contiguous, 32-byte-aligned floats. What remains are the
+      // bank conflicts: a warp's thread rows 2w and 2w+1 read A 64 floats
+      // apart (the same banks), and its 16 thread columns read B in float4s
+      // 32 bytes apart, two per bank group in each quarter warp.
       float a_frag[thread_m], b_frag[thread_n];
 #pragma unroll
       for (int i = 0; i < thread_m; ++i) a_frag[i] = a_tile[thread_row * thread_m + i][kk];
