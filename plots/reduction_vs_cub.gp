@@ -2,9 +2,10 @@
 # largest n, against the copy bandwidth (a sum reads each byte once).
 # Each version is labelled with the lab that introduced it; all are measured in
 # the run of the latest lab that has it, so they compare within one process.
-# make_plots.py sets: dir (bars.csv: label,GB/s,1 student|2 library), copy_gbps, n (text), ymax; see style.gp.
+# make_plots.py sets: dir (bars.csv: label,GB/s,1 student|2 library), copy_gbps, n (text),
+# run_note (which run the bars come from), ymax; see style.gp.
 load 'style.gp'
-set title sprintf("Reductions (labs 04, 06, 07) vs CUB, n = %s floats, %s", n, gpu)
+set title sprintf("Reductions (labs 04, 06, 07) vs CUB, n = %s floats, %s\n(%s)", n, gpu, run_note)
 set ylabel 'GB/s  (4 n bytes / median time)'
 set yrange [0:ymax]
 set style data boxes

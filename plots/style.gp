@@ -3,10 +3,13 @@
 #   pngterm  'pngcairo', or 'png' where gnuplot has no cairo
 #   dir      the folder of the plot's CSV files (written by make_plots.py)
 #   gpu      the GPU the records were measured on
+#   width, height (optional, set before loading this file) the size in pixels
+if (!exists('width')) { width = 960 }
+if (!exists('height')) { height = 560 }
 if (fmt eq 'svg') {
-    set terminal svg size 960,560 dynamic noenhanced font 'Sans,13' background rgb 'white'
+    set terminal svg size width,height dynamic noenhanced font 'Sans,13' background rgb 'white'
 } else {
-    set terminal @pngterm size 960,560 noenhanced font 'Sans,11' background rgb 'white'
+    set terminal @pngterm size width,height noenhanced font 'Sans,11' background rgb 'white'
 }
 set output out
 set encoding utf8

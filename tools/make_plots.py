@@ -19,6 +19,7 @@ Exit codes: 0 drawn, 1 gnuplot failed, 2 bad usage, 77 no records (nothing to dr
 import argparse
 import csv
 import json
+import math
 import shutil
 import statistics
 import subprocess
@@ -77,6 +78,22 @@ def count_text(n):
 
 def short(lab):
     return lab.split("_")[0]
+
+
+def is_lab_kernel(variant):
+    """A kernel the course wrote, not a library pipeline, a CPU row, a round trip
+    through host memory or a diagnostic (lab 17's *_single_head: one head of the
+    same FLOPs, a what-if, not the lab's answer)."""
+    words = set(variant.split("_"))
+    return not (words & {"cub", "cublas", "cpu", "reference"}) and "end_to_end" not in variant \
+        and "single_head" not in variant
+
+
+def uses_tensor_cores(variant):
+    """FP16/BF16 kernels on tensor cores (labs 16, 17: flash_fp16, fp16_batched_grid,
+    bf16_batched_grid ...). Lab 09's f16_tile16 is FP16 storage with FP32 FMAs on
+    CUDA cores, so it does not count."""
+    return bool({"fp16", "bf16"} & set(variant.split("_")))
 
 
 def variants_in_order(records):
@@ -153,33 +170,63 @@ def pcie_pageable_vs_pinned(d, tmp):
 def reduction_vs_cub(d, tmp):
     recs = d.lab(*REDUCTION_LABS)
     base = baseline_variants(recs)
+    chosen = [(lab, r) for lab, r in latest_per_variant(recs, REDUCTION_LABS) if r.get("gbps")]
     rows = [[r["variant"] if r["variant"] in base else f"{short(lab)} {r['variant']}", r["gbps"], 2 if r["variant"] in base else 1]
-            for lab, r in latest_per_variant(recs, REDUCTION_LABS) if r.get("gbps")]
+            for lab, r in chosen]
     if not rows:
         raise Skip("no GB/s in the reduction records")
     write_rows(tmp / "bars.csv", rows)
-    copy = d.copy_gbps(recs)
+    copy = d.copy_gbps([r for _, r in chosen])  # the ceiling of the run(s) the bars come from
+    runs = sorted({short(r["lab"]) for _, r in chosen})
     return {"copy_gbps": copy, "n": count_text(largest(recs)[0]["size"].get("n", 0)),
+            "run_note": f"all measured in lab {runs[0]}'s run" if len(runs) == 1 else "each in the latest lab that runs it",
             "ymax": 1.3 * max([copy] + [row[1] for row in rows])}
+
+
+def shape_text(size):
+    dims = [size[k] for k in ("m", "n", "k") if k in size]
+    return f"{dims[0]}³" if len(dims) == 3 and len(set(dims)) == 1 else " x ".join(map(str, dims))
 
 
 def matmul_ladder(d, tmp):
     recs = d.lab(*MATMUL_LABS)
     base = baseline_variants(recs)
-    bars = []
-    for lab, r in latest_per_variant(recs, MATMUL_LABS):
-        # % of cuBLAS only where the record is measured against it (not the CPU or end-to-end rows).
-        if r["variant"] not in base and r.get("ceiling") in base and r.get("pct_of_ceiling"):
-            dims = [r["size"][k] for k in ("m", "n", "k") if k in r["size"]]
-            shape = f"{dims[0]}³" if len(dims) == 3 and len(set(dims)) == 1 else "x".join(map(str, dims))
-            bars.append((f"{short(lab)} {r['variant']}", r["pct_of_ceiling"], shape))
-    if not bars:
+    # % of cuBLAS only where the record is measured against it (not the CPU or end-to-end rows).
+    measured = [r for r in recs if r["variant"] not in base and r.get("ceiling") in base and r.get("pct_of_ceiling")]
+    if not measured:
         raise Skip("no matmul record measured against cuBLAS")
-    same_size = len({shape for _, _, shape in bars}) == 1
-    write_rows(tmp / "bars.csv", [[label if same_size else f"{label} ({shape})", pct] for label, pct, shape in bars])
-    blas = max((r for r in recs if r["variant"] in base and r.get("gflops")), key=lambda r: r["gflops"], default=None)
-    return {"blas_gflops": blas["gflops"] if blas else 0, "ymax": 1.2 * max([100] + [b[1] for b in bars]),
-            "size_note": f"M = N = K: {bars[0][2]}" if same_size else "each lab at its largest size"}
+    # Every lab at ONE size: the largest that all of them measured (4096³, the labs'
+    # benchmark size). Only when they share none, each lab at its own largest.
+    labs = [lab for lab in MATMUL_LABS if any(r["lab"] == lab for r in measured)]
+    shared = set.intersection(*({tuple(sorted(r["size"].items())) for r in measured if r["lab"] == lab} for lab in labs))
+    if shared:
+        size = dict(max(shared, key=lambda s: size_product({"size": dict(s)})))
+        picked = [r for r in measured if r["size"] == size]
+    else:
+        size, picked = None, [r for lab in labs for r in largest([x for x in measured if x["lab"] == lab])]
+    # A version that later labs measure again (05's tiled16 in 09, 10, 11) is named after
+    # the lab that introduced it and taken from the latest lab's run.
+    by_variant = {}
+    for r in picked:
+        by_variant.setdefault(r["variant"], {})[r["lab"]] = r
+    bars = []
+    for by_lab in by_variant.values():
+        first, last = min(by_lab, key=MATMUL_LABS.index), max(by_lab, key=MATMUL_LABS.index)
+        r = by_lab[last]
+        bars.append((MATMUL_LABS.index(first), f"{short(first)} {r['variant']}", r["pct_of_ceiling"], r))
+    bars.sort(key=lambda b: b[0])  # course order; within a lab, the order it measures them
+    labels = [label if size else f"{label} ({shape_text(r['size'])})" for _, label, _, r in bars]
+    write_rows(tmp / "bars.csv", [[label, pct] for label, (_, _, pct, _) in zip(labels, bars)])
+    # cuBLAS in the runs the bars come from, at the bars' size(s).
+    runs = {(r["lab"], tuple(sorted(r["size"].items()))) for _, _, _, r in bars}
+    blas = [r["gflops"] for r in recs if r["variant"] in base and r.get("gflops")
+            and (r["lab"], tuple(sorted(r["size"].items()))) in runs]
+    low, high = (min(blas), max(blas)) if blas else (0, 0)
+    blas_text = (f"{low:.0f} GFLOP/s" if round(low) == round(high) else f"{low:.0f} to {high:.0f} GFLOP/s")
+    where = f"at {shape_text(size)}" if size else "at the largest size of each lab"
+    return {"ymax": 1.2 * max([100] + [b[2] for b in bars]), "nbars": len(bars),
+            "size_note": f"at {shape_text(size)} (M x N x K)" if size else "each lab at its largest size",
+            "blas_note": f"cuBLAS SGEMM = 100% ({blas_text} {where}, in the runs plotted)" if blas else "cuBLAS SGEMM = 100%"}
 
 
 def softmax_bandwidth(d, tmp):
@@ -200,48 +247,118 @@ def softmax_bandwidth(d, tmp):
 
 def attention_time(d, tmp):
     recs = d.lab("15_attention_forward", "16_flash_attention")
-    recs = [r for r in recs if "seq" in r["size"] and r.get("ceiling")]  # device work, not CPU rows
-    if not recs:
+    # Whole forward passes only: the library pipeline (the baseline) and the kernels
+    # measured against it; not lab 15's scores/softmax/output rows (one stage each).
+    passes = []
+    for lab in ("15_attention_forward", "16_flash_attention"):
+        mine = [r for r in recs if r["lab"] == lab and "seq" in r["size"]]
+        base = baseline_variants(mine)
+        passes += [r for r in mine if r["variant"] in base or r.get("ceiling") in base]
+    if not passes:
         raise Skip("no attention records with a seq size")
-    dims = [r["size"].get("dim") for r in recs]
+    dims = [r["size"].get("dim") for r in passes]
     dim = max(set(dims), key=dims.count)
-    recs = [r for r in recs if r["size"].get("dim") == dim and len(r["size"]) <= 2]
-    series = [(f"{short(lab)} {v}", [r for r in recs if r["lab"] == lab and r["variant"] == v])
-              for lab in ("15_attention_forward", "16_flash_attention")
-              for v in variants_in_order([r for r in recs if r["lab"] == lab])]
+    passes = [r for r in passes if r["size"].get("dim") == dim and len(r["size"]) <= 2]
+    # Lab 16 runs lab 15's pipelines again (*_lab15) up to its larger N: then lab 15's
+    # own, shorter lines would only lie under them.
+    labs = ["16_flash_attention"] if any(r["variant"].endswith("_lab15") for r in passes) else \
+        ["15_attention_forward", "16_flash_attention"]
+    series = [(f"{short(lab)} {v}" + (" (tensor cores)" if uses_tensor_cores(v) else ""),
+               [r for r in passes if r["lab"] == lab and r["variant"] == v])
+              for lab in labs for v in variants_in_order([r for r in passes if r["lab"] == lab])]
     n = write_series(tmp, series, lambda r: r["size"]["seq"], lambda r: r.get("median_ms"))
-    return {"nseries": n, "dim": dim or 0}
+    return {"nseries": n, "dim": dim or 0, "labs": "labs 15 and 16" if len(labs) == 2 else
+            "lab 16; the *_lab15 lines are lab 15's unfused passes, run in lab 16"}
+
+
+def place_labels(points, xlim, ylim, size=(560, 500), char=(6.5, 12), near=0.12):
+    """Labels for the points of a log-log plot, placed where they do not overlap.
+
+    points: (x, y, text). Points closer than `near` decades on both axes share
+    one label ('02 03 08': the same vector add). Each label goes right of, left
+    of, above or below its point, the first of these that overlaps no point and
+    no label placed before it, in pixels estimated from the plot's size (size:
+    the plot area; char: one character's width and height). Returns rows
+    (x, y, text) of the label's centre, for gnuplot's 'with labels center'."""
+    groups = []  # [x, y, [texts]]
+    for x, y, text in points:
+        for g in groups:
+            if abs(math.log10(g[0] / x)) < near and abs(math.log10(g[1] / y)) < near:
+                if text not in g[2]:
+                    g[2].append(text)
+                break
+        else:
+            groups.append([x, y, [text]])
+    sx = size[0] / math.log10(xlim[1] / xlim[0])  # pixels per decade
+    sy = size[1] / math.log10(ylim[1] / ylim[0])
+
+    def px(x, y):
+        return math.log10(x / xlim[0]) * sx, math.log10(y / ylim[0]) * sy
+
+    def overlaps(a, b):
+        return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+    taken = [(u - 7, v - 7, u + 7, v + 7) for u, v in (px(x, y) for x, y, _ in points)]
+    rows = []
+    for x, y, texts in groups:
+        text = " ".join(texts)
+        u, v = px(x, y)
+        w, h = char[0] * len(text), char[1]
+        boxes = [(u + 9, v - h / 2, u + 9 + w, v + h / 2), (u - 9 - w, v - h / 2, u - 9, v + h / 2),
+                 (u - w / 2, v + 9, u + w / 2, v + 9 + h), (u - w / 2, v - 9 - h, u + w / 2, v - 9)]
+        box = min(boxes, key=lambda b: sum(overlaps(b, t) for t in taken))  # first free one, else the least crowded
+        taken.append(box)
+        cu, cv = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+        rows.append([xlim[0] * 10 ** (cu / sx), ylim[0] * 10 ** (cv / sy), text])
+    return rows
 
 
 def roofline(d, tmp):
-    points = []
-    library = []  # (lab, variant) of every library baseline
+    fp32, tensor = [], []
+    library = []  # every library baseline
     for lab in sorted({r["lab"] for r in d.all}):
         recs = [r for r in d.all if r["lab"] == lab]
         base = baseline_variants(recs)
         library += [r for r in recs if r["variant"] in base]
-        # Kernels on device memory: measured against the copy bandwidth or a library.
-        kernels = [r for r in recs if r["variant"] not in base and r.get("flops") and r.get("bytes")
-                   and r.get("gflops") and (r.get("ceiling") == COPY or r.get("ceiling") in base)]
-        if kernels:
-            points.append(max(largest(kernels), key=lambda r: r["gflops"]))
-    if not points:
+        # The lab's own kernels on device memory, measured against the copy bandwidth or
+        # a library: no baselines, library pipelines, CPU rows or diagnostics.
+        kernels = [r for r in recs if r["variant"] not in base and is_lab_kernel(r["variant"])
+                   and r.get("flops") and r.get("bytes") and r.get("gflops")
+                   and (r.get("ceiling") == COPY or r.get("ceiling") in base)]
+        if not kernels:
+            continue
+        top = largest(kernels)
+        # The best FP32 kernel, and apart from it the best tensor-core one (labs 16, 17).
+        for group, keep in ((fp32, False), (tensor, True)):
+            mine = [r for r in top if uses_tensor_cores(r["variant"]) == keep]
+            if mine:
+                group.append(max(mine, key=lambda r: r["gflops"]))
+    if not fp32 + tensor:
         raise Skip("no kernel records with flops and bytes")
     bw = d.copy_gbps()
     if not bw:
         raise Skip("no measured copy bandwidth")
+    points = fp32 + tensor
     # One series per point, so the key names each lab's kernel; the labels on the plot are lab numbers.
-    n = write_series(tmp, [(f"{short(r['lab'])} {r['variant']}", [r]) for r in points],
-                     lambda r: r["flops"] / r["bytes"], lambda r: r["gflops"])
-    write_rows(tmp / "labels.csv", [[r["flops"] / r["bytes"], r["gflops"], short(r["lab"])] for r in points])
-    # The FLOP ceiling: the fastest library GEMM measured (a baseline that is its own ceiling).
-    blas = [r for r in library if r.get("ceiling") == r["variant"] and r.get("gflops")]
+    n = write_series(tmp, [(f"{short(r['lab'])} {r['variant']}" + (" (tensor cores)" if r in tensor else ""), [r])
+                           for r in points], lambda r: r["flops"] / r["bytes"], lambda r: r["gflops"])
+    # The FP32 ceiling: the fastest cuBLAS (FP32 SGEMM, no TF32) measured; the tensor-core
+    # points have no measured ceiling (the fastest of them is not one).
+    blas = [r for r in library if "cublas" in r["variant"] and r.get("ceiling") == r["variant"] and r.get("gflops")]
     peak = max(blas, key=lambda r: r["gflops"]) if blas else None
     xs = [r["flops"] / r["bytes"] for r in points] + ([peak["gflops"] / bw] if peak else [])
     ys = [r["gflops"] for r in points] + ([peak["gflops"]] if peak else [])
-    return {"nseries": n, "bw_gbps": bw, "peak_gflops": peak["gflops"] if peak else 0,
-            "peak_name": f"{peak['variant']} (lab {short(peak['lab'])})" if peak else "",
-            "xmin": min(xs) / 4, "xmax": max(xs) * 4, "ymin": min(ys) / 4, "ymax": max(ys) * 3}
+    # Point types: FP32 kernels circles, then squares, then triangles (8 colours each);
+    # tensor-core kernels stars.
+    ptypes = " ".join(str(3 if i >= len(fp32) else 7 if i < 8 else 5 if i < 16 else 9) for i in range(n))
+    xlim, ylim = (min(xs) / 4, max(xs) * 4), (min(ys) / 4, max(ys) * 3)
+    write_rows(tmp / "labels.csv", place_labels([(r["flops"] / r["bytes"], r["gflops"], short(r["lab"])) for r in points],
+                                                xlim, ylim))
+    return {"nseries": n, "ptypes": ptypes, "ntensor": len(tensor), "bw_gbps": bw,
+            "peak_gflops": peak["gflops"] if peak else 0,
+            "peak_name": (f"{'cuBLAS SGEMM' if peak['variant'] == 'cublas' else peak['variant']} (lab {short(peak['lab'])})"
+                          if peak else ""),
+            "xmin": xlim[0], "xmax": xlim[1], "ymin": ylim[0], "ymax": ylim[1]}
 
 
 # (name, script, the labs it draws, data function)
@@ -262,9 +379,7 @@ PLOTS = [
 def gnuplot_value(v):
     if isinstance(v, (int, float)):
         return repr(float(v))
-    text = str(v)
-    if "'" in text:
-        raise ValueError(f"a quote in a path or name: {text}")
+    text = str(v).replace("'", "''")  # in gnuplot's single-quoted strings, '' is one quote
     return f"'{text}'"
 
 

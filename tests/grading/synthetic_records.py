@@ -85,14 +85,31 @@ def records():
                 continue
             out.append(by_bandwidth("12_softmax", v, size, nbytes, 5.0 * rows * cols, COPY * f,
                                     ceiling="d2d_copy_gbps", ceiling_value=COPY))
+    # Attention as the labs record it: lab 15's pipeline against its cuBLAS baseline,
+    # with one single-stage row (not a whole pass: the plot leaves it out); lab 16's
+    # kernels against lab 15's unfused pass (run again in lab 16, *_lab15), one on
+    # tensor cores (above the FP32 roof); lab 17 with a diagnostic *_single_head row.
     for seq in (512, 1024, 2048, 4096, 8192):
         d = 64
-        fl = 4.0 * seq * seq * d
-        unfused = record("15_attention_forward", "unfused", {"seq": seq, "dim": d}, 0.01 + seq * seq * 2.5e-8,
-                         16.0 * seq * seq, fl, ceiling="d2d_copy_gbps", ceiling_value=COPY)
-        flash = record("16_flash_attention", "flash_v2", {"seq": seq, "dim": d}, 0.01 + seq * seq * 6e-9,
-                       16.0 * seq * d, fl, ceiling="d2d_copy_gbps", ceiling_value=COPY)
-        out += [unfused, flash]
+        size, fl = {"dim": d, "seq": seq}, 4.0 * seq * seq * d
+        blas = record("15_attention_forward", "cublas_pipeline", size, 0.01 + seq * seq * 2e-8, 16.0 * seq * seq, fl,
+                      ceiling="cublas_pipeline")
+        out += [blas, record("15_attention_forward", "unfused", size, 0.01 + seq * seq * 2.5e-8, 16.0 * seq * seq, fl,
+                             ceiling="cublas_pipeline", baseline=blas),
+                by_bandwidth("15_attention_forward", "softmax", size, 8.0 * seq * seq, 0, COPY * 0.8,
+                             ceiling="d2d_copy_gbps", ceiling_value=COPY)]
+        unfused = record("16_flash_attention", "unfused_lab15", size, 0.01 + seq * seq * 2.5e-8, 16.0 * seq * d, fl,
+                         ceiling="unfused_lab15")
+        out += [unfused] + [record("16_flash_attention", v, size, 0.01 + seq * seq * t, 16.0 * seq * d, fl,
+                                   ceiling="unfused_lab15", baseline=unfused)
+                            for v, t in (("flash_fp32", 2.2e-8), ("flash_fp16", 3e-9))]
+    size = {"batch": 4, "dim": 64, "heads": 16, "seq": 4096}
+    fl = 4.0 * 4096 * 4096 * 64 * 64
+    base = record("17_multi_head_attention", "unfused_per_head", size, fl / 20e9, 2.0**28, fl, ceiling="unfused_per_head")
+    out += [base] + [record("17_multi_head_attention", v, size, fl / g, 2.0**28 / div, fl, ceiling="unfused_per_head",
+                            baseline=base)
+                     for v, g, div in (("fp32_single_head", 26e9, 8), ("fp32_batched_grid", 25e9, 1),
+                                       ("fp16_single_head", 260e9, 12), ("fp16_batched_grid", 250e9, 1.6))]
     return out
 
 
