@@ -68,8 +68,11 @@ class Config(unittest.TestCase):
                     self.assertIn(cfg["variant"], {r["variant"] for r in mine}, "grading.toml names a variant the lab does not record")
                 perf = grade.judge_performance(mine, cfg)
                 self.assertTrue(perf.get("passed"), f"{lab}: {perf.get('text')}")
-                # Calibrated, not loose: the threshold is at least 70% of the course's own result.
-                self.assertGreaterEqual(perf["threshold"], 0.7 * perf["value"], f"{lab}: {perf['text']}")
+                # Calibrated, not loose: the threshold is at least 55% of the course's own H100
+                # result. (Not tighter: latency-bound kernels lose ground to the library on a GPU
+                # with faster memory — labs 04/06 on an H200 reached 0.7x their H100 ratio,
+                # results/h200/grade-20261121 — and the course's kernels must pass there too.)
+                self.assertGreaterEqual(perf["threshold"], 0.55 * perf["value"], f"{lab}: {perf['text']}")
 
     def test_defaults_apply(self):
         config = grade.load_config(self.write("[defaults]\ncorrectness = 3\n[labs.05_matmul]\nthreshold = 0.2\n"), self.labs)
