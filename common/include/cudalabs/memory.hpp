@@ -24,7 +24,7 @@ class DeviceBuffer {
   DeviceBuffer() = default;
   explicit DeviceBuffer(std::size_t count, const char* what = "device buffer")
       : data_(static_cast<T*>(device_alloc(count * sizeof(T), what))), count_(count) {}
-  // Allocates and uploads (synchronously) a host vector.
+  // Allocates and uploads a host vector; the data is on the device on return.
   explicit DeviceBuffer(const std::vector<T>& host, const char* what = "device buffer")
       : DeviceBuffer(host.size(), what) {
     upload(host);
@@ -51,6 +51,9 @@ class DeviceBuffer {
   void upload(std::span<const T> host) {
     if (host.size() != count_) throw CudaError("DeviceBuffer::upload: host size differs from buffer size");
     CUDALABS_CHECK(cudaMemcpy(data_, host.data(), bytes(), cudaMemcpyHostToDevice));
+    // From pageable memory cudaMemcpy may return before the DMA lands, and the
+    // labs run on non-blocking streams that do not wait for the legacy stream.
+    CUDALABS_CHECK(cudaDeviceSynchronize());
   }
   std::vector<T> download() const {
     std::vector<T> host(count_);
