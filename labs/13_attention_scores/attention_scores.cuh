@@ -94,6 +94,22 @@ inline void scores_tiled_kt(const float* q, const float* k, float* s, int seq, i
 // FMAs from registers instead of 1.
 inline constexpr int rt_tile = 128;           // outputs per block, each way
 inline constexpr int rt_thread = 8;           // outputs per thread, each way
+
+// One step of an 8×8 register tile (here and in lab 14's output kernels): 8
+// values of A's column and 8 of B's row, each read from shared memory as two
+// float4 half a tile apart (4 shared loads for 64 FMAs), multiplied out.
+__device__ __forceinline__ void outer_product_8x8(float (&acc)[8][8], const float* a_lo, const float* a_hi,
+                                                  const float* b_lo, const float* b_hi) {
+  const float4 a0 = *reinterpret_cast<const float4*>(a_lo), a1 = *reinterpret_cast<const float4*>(a_hi);
+  const float4 b0 = *reinterpret_cast<const float4*>(b_lo), b1 = *reinterpret_cast<const float4*>(b_hi);
+  const float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+  const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc[i][j] += a[i] * b[j];
+}
+static_assert(rt_thread == 8, "outer_product_8x8 computes 8×8 outputs per thread");
 inline constexpr int rt_step = 16;            // d-values staged per round
 inline constexpr int rt_threads = (rt_tile / rt_thread) * (rt_tile / rt_thread);  // 256
 inline constexpr int rt_pad = 4;              // keeps rows 16-byte aligned for float4 reads
@@ -137,19 +153,9 @@ __global__ void __launch_bounds__(rt_threads)
     rt_load_transposed(k_tile, k, col0, t0, seq, dim);
     __syncthreads();
 #pragma unroll
-    for (int t = 0; t < rt_step; ++t) {
-      float a[rt_thread], b[rt_thread];
-      const float4 a0 = *reinterpret_cast<const float4*>(&q_tile[t][ty * quarter]);
-      const float4 a1 = *reinterpret_cast<const float4*>(&q_tile[t][half + ty * quarter]);
-      const float4 b0 = *reinterpret_cast<const float4*>(&k_tile[t][tx * quarter]);
-      const float4 b1 = *reinterpret_cast<const float4*>(&k_tile[t][half + tx * quarter]);
-      a[0] = a0.x, a[1] = a0.y, a[2] = a0.z, a[3] = a0.w, a[4] = a1.x, a[5] = a1.y, a[6] = a1.z, a[7] = a1.w;
-      b[0] = b0.x, b[1] = b0.y, b[2] = b0.z, b[3] = b0.w, b[4] = b1.x, b[5] = b1.y, b[6] = b1.z, b[7] = b1.w;
-#pragma unroll
-      for (int i = 0; i < rt_thread; ++i)
-#pragma unroll
-        for (int j = 0; j < rt_thread; ++j) acc[i][j] += a[i] * b[j];
-    }
+    for (int t = 0; t < rt_step; ++t)
+      outer_product_8x8(acc, &q_tile[t][ty * quarter], &q_tile[t][half + ty * quarter], &k_tile[t][tx * quarter],
+                        &k_tile[t][half + tx * quarter]);
     __syncthreads();  // the next round overwrites the tiles
   }
 

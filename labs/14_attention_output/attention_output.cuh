@@ -20,6 +20,8 @@
 #include <cudalabs/error.hpp>
 #include <cudalabs/math.hpp>
 
+#include "../13_attention_scores/attention_scores.cuh"  // outer_product_8x8
+
 // ---- v1: tiled, the original ---------------------------------------------------
 
 inline constexpr int output_tile = 16;
@@ -60,6 +62,7 @@ inline void output_tiled(const float* p, const float* v, float* o, int seq, int 
 inline constexpr int ort_rows = 128;   // rows of O per block
 inline constexpr int ort_cols = 64;    // columns of O per block (d <= 128: at most 2 column tiles)
 inline constexpr int ort_thread = 8;   // outputs per thread, each way
+static_assert(ort_thread == 8, "outer_product_8x8 computes 8×8 outputs per thread");
 inline constexpr int ort_step = 16;    // contraction values staged per round
 inline constexpr int ort_threads = (ort_rows / ort_thread) * (ort_cols / ort_thread);  // 128
 inline constexpr int ort_pad = 4;      // keeps rows 16-byte aligned for float4 reads
@@ -106,19 +109,9 @@ __device__ __forceinline__ void pv_accumulate(const float* __restrict__ p, const
     }
     __syncthreads();
 #pragma unroll
-    for (int t = 0; t < ort_step; ++t) {
-      float a[ort_thread], b[ort_thread];
-      const float4 a0 = *reinterpret_cast<const float4*>(&p_tile[t][ty * quarter]);
-      const float4 a1 = *reinterpret_cast<const float4*>(&p_tile[t][half_rows + ty * quarter]);
-      const float4 b0 = *reinterpret_cast<const float4*>(&v_tile[t][tx * quarter]);
-      const float4 b1 = *reinterpret_cast<const float4*>(&v_tile[t][half_cols + tx * quarter]);
-      a[0] = a0.x, a[1] = a0.y, a[2] = a0.z, a[3] = a0.w, a[4] = a1.x, a[5] = a1.y, a[6] = a1.z, a[7] = a1.w;
-      b[0] = b0.x, b[1] = b0.y, b[2] = b0.z, b[3] = b0.w, b[4] = b1.x, b[5] = b1.y, b[6] = b1.z, b[7] = b1.w;
-#pragma unroll
-      for (int i = 0; i < ort_thread; ++i)
-#pragma unroll
-        for (int jj = 0; jj < ort_thread; ++jj) acc[i][jj] += a[i] * b[jj];
-    }
+    for (int t = 0; t < ort_step; ++t)
+      outer_product_8x8(acc, &p_tile[t][ty * quarter], &p_tile[t][half_rows + ty * quarter], &v_tile[t][tx * quarter],
+                        &v_tile[t][half_cols + tx * quarter]);
     __syncthreads();  // the next round overwrites the tiles
   }
 }

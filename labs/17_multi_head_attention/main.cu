@@ -59,6 +59,20 @@ struct Problem {
   }
 };
 
+// The *_single_head rows: one head of seq' = seq·sqrt(batch·heads), the same
+// FLOPs as the whole batch, with the N×N scratch of its cuBLAS reference.
+struct SingleHead {
+  Problem problem;
+  cudalabs::DeviceBuffer<float> scores, weights;
+  GpuPipeline pipeline;
+
+  SingleHead(const cudalabs::Session& s, const AttentionShape& one, const cudalabs::Cublas& blas)
+      : problem(s, one, 10),
+        scores(static_cast<std::size_t>(one.seq) * one.seq, "reference scores"),
+        weights(static_cast<std::size_t>(one.seq) * one.seq, "reference weights"),
+        pipeline{blas, scores.data(), weights.data(), s.stream()} {}
+};
+
 // The same inputs rounded to FP16 or BF16 on the device, and the reference
 // computed from the rounded values (flash_check.cuh says why).
 template <typename T>
@@ -212,11 +226,9 @@ int main(int argc, char** argv) {
         if (const std::string why = single_head_blocker(one); !why.empty()) {
           notes.insert("fp32_single_head, fp16_single_head skipped: " + why + ".");
         } else {
-          Problem big(s, one, 10);
-          cudalabs::DeviceBuffer<float> big_scores(static_cast<std::size_t>(one.seq) * one.seq, "reference scores");
-          cudalabs::DeviceBuffer<float> big_weights(static_cast<std::size_t>(one.seq) * one.seq, "reference weights");
-          const GpuPipeline big_pipeline{blas, big_scores.data(), big_weights.data(), s.stream()};
-          const Expected big_expected = attention_reference(one, big.q, big.k, big.v, big_pipeline);
+          SingleHead single(s, one, blas);
+          Problem& big = single.problem;
+          const Expected big_expected = attention_reference(one, big.q, big.k, big.v, single.pipeline);
           Fp32Plan plan = flash_fp32_plan(one, s.stream());
           auto e = flash_extra(one);
           e["single_head_seq"] = one.seq;
@@ -303,11 +315,9 @@ int main(int argc, char** argv) {
         if (const std::string why = single_head_blocker(one); !why.empty()) {
           notes.insert("fp32_single_head, fp16_single_head skipped: " + why + ".");
         } else {
-          Problem big(s, one, 10);
-          cudalabs::DeviceBuffer<float> big_scores(static_cast<std::size_t>(one.seq) * one.seq, "reference scores");
-          cudalabs::DeviceBuffer<float> big_weights(static_cast<std::size_t>(one.seq) * one.seq, "reference weights");
-          const GpuPipeline big_pipeline{blas, big_scores.data(), big_weights.data(), s.stream()};
-          const Narrow<__half> big16(big, big_pipeline);
+          SingleHead single(s, one, blas);
+          Problem& big = single.problem;
+          const Narrow<__half> big16(big, single.pipeline);
           const KernelChoice kc = flash_mma_choice<__half>(one.dim);
           auto e = flash_extra(one);
           e["single_head_seq"] = one.seq;
