@@ -19,6 +19,18 @@ __global__ void copy_float4_kernel(const float4* __restrict__ in, float4* __rest
     out[i] = in[i];
 }
 
+// Reads n4 float4 and writes one value only if their sum hits an impossible
+// value: the loads cannot be optimised away, and L2 is left with clean lines.
+__global__ void read_only_kernel(const float4* __restrict__ in, std::size_t n4, float* __restrict__ sink) {
+  float sum = 0;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n4;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const float4 v = in[i];
+    sum += v.x + v.y + v.z + v.w;
+  }
+  if (sum == -1.2345e30f) *sink = sum;
+}
+
 TimerConfig ceiling_timer() {
   TimerConfig cfg;
   cfg.rel_precision = 0.01;
@@ -73,6 +85,23 @@ double measure_pinned_gbps(cudaMemcpyKind kind) {
 }
 
 }  // namespace
+
+void flush_l2(cudaStream_t stream) {
+  struct Scratch {
+    DeviceBuffer<float4> lines;
+    DeviceBuffer<float> sink;
+    Scratch()
+        : lines(2 * std::max<std::size_t>(current_device().l2_bytes, 1 << 20) / sizeof(float4), "L2 flush buffer"),
+          sink(1, "L2 flush sink") {
+      CUDALABS_CHECK(cudaMemset(lines.data(), 0, lines.bytes()));  // once: the flushes only read it
+      CUDALABS_CHECK(cudaDeviceSynchronize());
+    }
+  };
+  static Scratch scratch;
+  const DeviceInfo& d = current_device();
+  read_only_kernel<<<d.sm_count * 4, 256, 0, stream>>>(scratch.lines.data(), scratch.lines.size(), scratch.sink.data());
+  CUDALABS_CHECK_LAUNCH("read_only_kernel (L2 flush)");
+}
 
 double Ceilings::copy_gbps() {
   static const double v = measure_copy_gbps();

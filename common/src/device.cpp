@@ -52,6 +52,41 @@ double DeviceInfo::pcie_gbps() const {
   return gts[pcie_gen] * code * pcie_width / 8.0;
 }
 
+const char* to_string(Peak p) {
+  switch (p) {
+    case Peak::fp32: return "fp32";
+    case Peak::fp64: return "fp64";
+    case Peak::fp16_tensor: return "fp16_tensor";
+    case Peak::bf16_tensor: return "bf16_tensor";
+    case Peak::tf32_tensor: return "tf32_tensor";
+    case Peak::int8_tensor: return "int8_tensor";
+  }
+  return "?";
+}
+
+double DeviceInfo::peak_gflops(Peak p) const {
+  // FLOP per clock per SM (dense; an FMA is 2). FP32: 64 lanes on sm_70/75/80,
+  // 128 from sm_86 on. FP64: 64 lanes + FP64 tensor cores on sm_80/90 (2x),
+  // otherwise 1/32 of FP32 or less. FP16 tensor (FP32 accumulate): sm_70/75 1024,
+  // sm_80 2048, sm_86/89/120 1024 (2048 taken: GeForce parts differ), sm_90 4096,
+  // sm_100 8192. TF32 = FP16 / 2, INT8 = FP16 x 2.
+  const int cc = cc_major * 10 + cc_minor;
+  double fp32 = cc >= 86 ? 256 : 128;
+  double fp64 = cc == 80 ? 128 : cc == 90 ? 256 : cc == 70 ? 64 : fp32 / 16;
+  double fp16 = cc >= 100 ? 8192 : cc >= 90 ? 4096 : cc == 80 ? 2048 : cc >= 86 ? 2048 : 1024;
+  if (cc > 120) fp16 = 16384;  // an architecture newer than this table: stay generous
+  double per_clock = fp32;
+  switch (p) {
+    case Peak::fp32: per_clock = fp32; break;
+    case Peak::fp64: per_clock = fp64; break;
+    case Peak::fp16_tensor:
+    case Peak::bf16_tensor: per_clock = fp16; break;
+    case Peak::tf32_tensor: per_clock = fp16 / 2; break;
+    case Peak::int8_tensor: per_clock = fp16 * 2; break;
+  }
+  return per_clock * sm_count * (sm_clock_khz * 1e3) / 1e9;
+}
+
 DeviceInfo select_device(int id) {
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
@@ -84,6 +119,10 @@ DeviceInfo select_device(int id) {
   if (cudaDeviceGetAttribute(&d.mem_clock_khz, cudaDevAttrMemoryClockRate, id) != cudaSuccess) {
     cudaGetLastError();
     d.mem_clock_khz = 0;
+  }
+  if (cudaDeviceGetAttribute(&d.sm_clock_khz, cudaDevAttrClockRate, id) != cudaSuccess) {
+    cudaGetLastError();
+    d.sm_clock_khz = 0;
   }
   // Double data rate: two transfers per clock on each bus line.
   d.dram_peak_gbps = 2.0 * d.mem_clock_khz * 1e3 * (d.mem_bus_bits / 8.0) / 1e9;

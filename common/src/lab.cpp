@@ -6,7 +6,9 @@
 #include <fstream>
 #include <iostream>
 #include <new>
+#include <stdexcept>
 
+#include "cudalabs/monitor.hpp"
 #include "cudalabs/random.hpp"
 
 namespace cudalabs {
@@ -57,6 +59,30 @@ const Record& Session::add(Record r) {
   return records_.back();
 }
 
+namespace {
+
+// One checked run: poison the output, reset, run (traced when `work` is given),
+// wait for the whole device (work a launcher put on another stream included),
+// check.
+CheckResult checked_run(const Measurement& m, cudaStream_t s, GpuWork* work) {
+  if (m.poison) m.poison(s);
+  if (m.reset) m.reset(s);
+  GpuWorkTrace trace;
+  if (work) {
+    CUDALABS_CHECK(cudaDeviceSynchronize());
+    trace.start();
+  }
+  m.run(s);
+  if (work) trace.stop_api();
+  CUDALABS_CHECK(cudaDeviceSynchronize());
+  if (work) *work = trace.stop();
+  return m.check();
+}
+
+bool is_host_variant(const Measurement& m) { return m.clock == Clock::host || m.expect == Expect::host; }
+
+}  // namespace
+
 const Record& Session::measure(const Measurement& m) {
   Record r;
   r.lab = spec_.name;
@@ -68,25 +94,36 @@ const Record& Session::measure(const Measurement& m) {
   r.extra = m.extra;
   r.seed = options_.seed;
   cudaStream_t s = stream();
+  const bool host = is_host_variant(m);
+  if (!host && !m.new_inputs)
+    throw std::logic_error("variant " + m.variant + " has no new_inputs: every GPU variant must be re-checked on fresh inputs");
 
-  // First run on poisoned outputs: catches unwritten elements and wrong results.
-  if (m.poison) m.poison(s);
-  if (m.reset) m.reset(s);
-  m.run(s);
-  CUDALABS_CHECK(cudaStreamSynchronize(s));
-  r.check = m.check();
-
-  if (r.check.passed && options_.check_only) {
-    // A second run on the first run's output: catches kernels that are only
-    // right once (accumulating into the output, reading what they wrote).
-    if (m.reset) m.reset(s);
-    m.run(s);
-    CUDALABS_CHECK(cudaStreamSynchronize(s));
-    r.recheck = m.check();
-    r.passed = r.recheck.passed;
-    return add(std::move(r));
+  // 1. First run, traced: right, and computed by the GPU.
+  const bool traced = m.expect == Expect::kernels && !host;
+  r.check = checked_run(m, s, traced ? &r.gpu_work : nullptr);
+  if (!traced)
+    r.gpu_work.not_traced_why = host ? "a CPU variant" : "host<->device copies are this variant's lesson (Expect::copies)";
+  bool ok = true;
+  if (const std::string problem = r.gpu_work.problem(); !problem.empty()) {
+    r.failure = "GPU work: the variant " + problem;
+    ok = false;
+  } else if (!r.check.passed) {
+    r.failure = "first run: " + r.check.summary();
+    ok = false;
   }
-  if (r.check.passed) {
+  // 2. Again on the same inputs, output poisoned again: a kernel right only
+  //    once, or one that skips its work when called again, fails here.
+  if (ok) {
+    r.repeat = checked_run(m, s, nullptr);
+    if (!r.repeat.passed) {
+      r.failure = "repeated run on the same inputs (output poisoned again): " + r.repeat.summary() +
+                  " — right only the first time, or skipped its work when called again";
+      ok = false;
+    }
+  }
+  // 3. Timing, with the clocks read around it.
+  if (ok && !options_.check_only) {
+    r.clocks_before = read_clocks();
     if (m.clock == Clock::events) {
       r.timing = time_on_stream(s, m.run, options_.timer, m.reset);
     } else {
@@ -101,13 +138,36 @@ const Record& Session::measure(const Measurement& m) {
       for (int i = 0; i < options_.timer.warmup_runs; ++i) one();
       r.timing = repeat_until_stable(one, options_.timer);
     }
-    CUDALABS_CHECK(cudaStreamSynchronize(s));
+    CUDALABS_CHECK(cudaDeviceSynchronize());
+    r.clocks_after = read_clocks();
+    r.throttled = throttled_between(r.clocks_before, r.clocks_after, &r.throttle_why);
+    r.power_capped = power_capped_between(r.clocks_before, r.clocks_after);
     r.timed = true;
-    // The output now holds the last timed run's result: a kernel that is only
-    // right on its first run (accumulates into its output, races) fails here.
-    r.recheck = m.check();
+    // The output of the last timed run (races that show only back to back).
+    r.after_timing = m.check();
+    if (!r.after_timing.passed) {
+      r.failure = "output of the timed runs: " + r.after_timing.summary();
+      ok = false;
+    }
   }
-  r.passed = r.check.passed && (!r.timed || r.recheck.passed);
+  // 4. New input values, output poisoned: an answer remembered from an earlier
+  //    call (by pointer, by size) fails here.
+  if (ok) {
+    if (m.new_inputs) {
+      r.fresh_seed = mix_seed(options_.seed ^ 0xF7E5C0FFEEull, ++fresh_inputs_drawn_);
+      m.new_inputs(r.fresh_seed);
+      CUDALABS_CHECK(cudaDeviceSynchronize());
+      r.fresh_inputs = true;
+    }
+    r.recheck = checked_run(m, s, nullptr);
+    if (!r.recheck.passed) {
+      r.failure = (r.fresh_inputs ? "fresh inputs (seed " + std::to_string(r.fresh_seed) + "), output poisoned: "
+                                  : "last check, output poisoned: ") +
+                  r.recheck.summary() + (r.fresh_inputs ? " — an answer kept from an earlier call?" : "");
+      ok = false;
+    }
+  }
+  r.passed = ok;
 
   if (r.timed && r.timing.median_ms > 0) {
     r.gbps = r.bytes / (r.timing.median_ms * 1e6);
@@ -146,8 +206,41 @@ const Record& Session::measure(const Measurement& m) {
         r.pct_of_ceiling = 100.0 * r.vs_baseline;
       }
     }
+    judge_plausibility(r, m.peak);
   }
   return add(std::move(r));
+}
+
+std::string implausible_reason(double gbps, double gflops, double bytes, Peak peak, const DeviceInfo& dev,
+                               double dram_fallback_gbps) {
+  // Compute: nothing runs faster than every SM issuing its widest instruction
+  // at the maximum clock.
+  const double peak_gflops = dev.peak_gflops(peak);
+  if (peak_gflops > 0 && gflops > peak_gflops)
+    return std::to_string(static_cast<long long>(gflops)) + " GFLOP/s is above the device's " + to_string(peak) +
+           " peak of " + std::to_string(static_cast<long long>(peak_gflops)) + " GFLOP/s";
+  // Memory: at least bytes - L2 of the bytes must cross the DRAM interface
+  // (the rest may be served or absorbed by L2), so the run cannot take less
+  // than (bytes - L2) / DRAM peak. Data that fits twice in L2 gets a loose
+  // bound of 8x the DRAM peak, more than any GPU's L2 delivers.
+  const double dram = dev.dram_peak_gbps > 0 ? dev.dram_peak_gbps : dram_fallback_gbps;
+  const double l2 = static_cast<double>(dev.l2_bytes);
+  if (dram <= 0 || bytes <= 0) return "";
+  const double bound = bytes > 2 * l2 ? dram * bytes / (bytes - l2) : 8 * dram;
+  if (gbps > bound)
+    return std::to_string(static_cast<long long>(gbps)) + " GB/s is above what the memory can deliver (" +
+           std::to_string(static_cast<long long>(bound)) + " GB/s for " + std::to_string(static_cast<long long>(bytes / 1e6)) +
+           " MB with a " + std::to_string(dev.l2_bytes >> 20) + " MB L2; DRAM peak " +
+           std::to_string(static_cast<long long>(dram)) + " GB/s)";
+  return "";
+}
+
+void Session::judge_plausibility(Record& r, Peak peak) const {
+  r.peak = to_string(peak);
+  r.peak_gflops = device_.peak_gflops(peak);
+  const double fallback = device_.dram_peak_gbps > 0 ? 0 : 1.2 * Ceilings::copy_gbps();
+  r.implausible_why = implausible_reason(r.gbps, r.gflops, r.bytes, peak, device_, fallback);
+  r.implausible = !r.implausible_why.empty();
 }
 
 void Session::finish() {
@@ -158,6 +251,21 @@ void Session::finish() {
   if (suspect)
     notes_.push_back("! above the measured device-to-device copy bandwidth: the data fits in the " +
                      std::to_string(device_.l2_bytes >> 20) + " MB L2, so this is L2 bandwidth, not DRAM (try --flush-l2).");
+  int throttled = 0, implausible = 0, power_capped = 0;
+  for (const auto& r : records_) {
+    throttled += r.throttled;
+    implausible += r.implausible;
+    power_capped += r.power_capped;
+  }
+  if (throttled)
+    notes_.push_back("! " + std::to_string(throttled) +
+                     " measurement(s) ran while the GPU slowed its clocks (thermal or hardware slowdown): "
+                     "their times are not the hardware's best; run again when the GPU is cool");
+  if (power_capped)
+    notes_.push_back(std::to_string(power_capped) + " measurement(s) ran at the board's power limit (normal under full load)");
+  if (implausible)
+    notes_.push_back("! " + std::to_string(implausible) +
+                     " result(s) IMPLAUSIBLE: faster than the hardware can be; the byte/FLOP count or the timing is wrong");
   if (!notes_.empty()) std::printf("\n");
   for (const auto& n : notes_) std::printf("  %s\n", n.c_str());
   std::size_t failed = 0;

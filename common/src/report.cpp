@@ -3,28 +3,28 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <cstdlib>
 #include <set>
 
-#ifndef CUDALABS_GIT
-#define CUDALABS_GIT "unknown"
-#endif
+#include <nlohmann/json.hpp>
+
+#include "revision.hpp"
 
 namespace cudalabs {
 
 namespace {
 
-std::string num(double v) {
-  if (!std::isfinite(v)) return "null";  // JSON has no NaN or Infinity
-  char buf[32];
-  // Whole numbers (bytes, flops, sizes) exactly; measured values to 6 digits.
-  if (v == std::floor(v) && std::fabs(v) < 9007199254740992.0)
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-  else
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
+using nlohmann::json;
 
-std::string str(const std::string& s) { return "\"" + json_escape(s) + "\""; }
+// Whole numbers (bytes, flops, sizes) exactly; measured values to 6 significant
+// digits; NaN and Inf as null (JSON has neither).
+json num(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  if (v == std::floor(v) && std::fabs(v) < 9007199254740992.0) return static_cast<std::int64_t>(v);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return std::strtod(buf, nullptr);
+}
 
 std::string fmt(const char* f, double v) {
   char buf[64];
@@ -32,31 +32,35 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
+json clocks_json(const ClockSample& c) {
+  if (!c.valid) return nullptr;
+  return {{"sm_mhz", c.sm_mhz},
+          {"mem_mhz", c.mem_mhz},
+          {"temp_c", c.temp_c},
+          {"power_w", num(c.power_w)},
+          {"reasons", c.reasons},
+          {"thermal_violation_ns", c.thermal_violation_ns},
+          {"power_violation_ns", c.power_violation_ns}};
+}
+
+// The check whose numbers a record reports: the first that failed, else the last run.
+const CheckResult& reported_check(const Record& r) {
+  if (!r.check.passed) return r.check;
+  if (r.repeat.count && !r.repeat.passed) return r.repeat;
+  if (r.after_timing.count && !r.after_timing.passed) return r.after_timing;
+  if (r.recheck.count) return r.recheck;
+  return r.repeat.count ? r.repeat : r.check;
+}
+
 }  // namespace
 
 std::string json_escape(const std::string& s) {
-  std::string o;
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': o += "\\\""; break;
-      case '\\': o += "\\\\"; break;
-      case '\n': o += "\\n"; break;
-      case '\t': o += "\\t"; break;
-      case '\r': o += "\\r"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          o += buf;
-        } else {
-          o += static_cast<char>(c);
-        }
-    }
-  }
-  return o;
+  const std::string quoted = json(s).dump();
+  return quoted.substr(1, quoted.size() - 2);
 }
 
-std::string git_revision() { return CUDALABS_GIT; }
+std::string git_revision() { return revision_hash(); }
+bool git_dirty() { return revision_dirty(); }
 
 std::string utc_timestamp() {
   std::time_t t = std::time(nullptr);
@@ -67,63 +71,100 @@ std::string utc_timestamp() {
   return buf;
 }
 
+std::string failure_text(const Record& r) {
+  if (r.passed) return "";
+  if (!r.failure.empty()) return r.failure;
+  if (!r.check.passed) return "first run: " + r.check.summary();
+  if (r.repeat.count && !r.repeat.passed) return "repeated run: " + r.repeat.summary();
+  if (r.after_timing.count && !r.after_timing.passed) return "output of the timed runs: " + r.after_timing.summary();
+  return "fresh inputs: " + r.recheck.summary();
+}
+
 std::string to_json(const Record& r, const DeviceInfo& dev) {
-  std::string s = "{";
-  auto field = [&](const std::string& k, const std::string& v) { s += (s.size() > 1 ? "," : "") + str(k) + ":" + v; };
-  field("lab", str(r.lab));
-  field("variant", str(r.variant));
-  field("gpu", str(dev.name));
-  field("cc", str(dev.cc()));
-  std::string size = "{";
-  for (const auto& [k, v] : r.size) size += (size.size() > 1 ? "," : "") + str(k) + ":" + std::to_string(v);
-  field("size", size + "}");
-  field("bytes", num(r.bytes));
-  field("flops", num(r.flops));
-  field("timed", r.timed ? "true" : "false");
-  field("runs", std::to_string(r.timing.runs));
-  field("median_ms", num(r.timing.median_ms));
-  field("min_ms", num(r.timing.min_ms));
-  field("mean_ms", num(r.timing.mean_ms));
-  field("stddev_ms", num(r.timing.stddev_ms));
-  field("ci95_ms", num(r.timing.ci95_ms));
-  field("stop", str(to_string(r.timing.stop)));
-  field("gbps", num(r.gbps));
-  field("gflops", num(r.gflops));
-  field("ceiling", str(r.ceiling));
-  field("ceiling_value", num(r.ceiling_value));
-  field("pct_of_ceiling", num(r.pct_of_ceiling));
-  field("suspect", r.suspect ? "true" : "false");
-  field("baseline", str(r.baseline));
-  field("baseline_ms", num(r.baseline_ms));
-  field("vs_baseline", num(r.vs_baseline));
-  const CheckResult& worst = r.check.passed && r.timed ? r.recheck : r.check;
-  field("max_abs_err", num(worst.max_abs_err));
-  field("rel_err", num(worst.rel_l2_err));
-  field("tolerance", num(worst.tolerance.abs));
-  field("tolerance_rel", num(worst.tolerance.rel));
-  field("passed", r.passed ? "true" : "false");
-  if (!r.passed) {
-    std::string why = !r.check.passed ? "first run: " + r.check.summary() : "repeated run: " + r.recheck.summary();
-    field("failure", str(why));
+  json j;  // nlohmann::ordered_json would keep insertion order; field order carries no meaning here
+  j["lab"] = r.lab;
+  j["variant"] = r.variant;
+  j["gpu"] = dev.name;
+  j["cc"] = dev.cc();
+  json size = json::object();
+  for (const auto& [k, v] : r.size) size[k] = v;
+  j["size"] = size;
+  j["bytes"] = num(r.bytes);
+  j["flops"] = num(r.flops);
+  j["timed"] = r.timed;
+  j["runs"] = r.timing.runs;
+  j["median_ms"] = num(r.timing.median_ms);
+  j["min_ms"] = num(r.timing.min_ms);
+  j["mean_ms"] = num(r.timing.mean_ms);
+  j["stddev_ms"] = num(r.timing.stddev_ms);
+  j["ci95_ms"] = num(r.timing.ci95_ms);
+  j["stop"] = to_string(r.timing.stop);
+  if (r.timing.no_gap_ms > 0) {
+    j["no_gap_ms"] = num(r.timing.no_gap_ms);
+    j["no_gap_batch"] = r.timing.no_gap_batch;
+  }
+  j["gbps"] = num(r.gbps);
+  j["gflops"] = num(r.gflops);
+  j["ceiling"] = r.ceiling;
+  j["ceiling_value"] = num(r.ceiling_value);
+  j["pct_of_ceiling"] = num(r.pct_of_ceiling);
+  j["suspect"] = r.suspect;
+  j["implausible"] = r.implausible;
+  if (r.implausible) j["implausible_why"] = r.implausible_why;
+  if (!r.peak.empty()) {
+    j["peak"] = r.peak;
+    j["peak_gflops"] = num(r.peak_gflops);
+  }
+  j["baseline"] = r.baseline;
+  j["baseline_ms"] = num(r.baseline_ms);
+  j["vs_baseline"] = num(r.vs_baseline);
+  const CheckResult& c = reported_check(r);
+  j["max_abs_err"] = num(c.max_abs_err);
+  j["rel_err"] = num(c.rel_l2_err);
+  j["tolerance"] = num(c.tolerance.abs);
+  j["tolerance_rel"] = num(c.tolerance.rel);
+  j["checks"] = {{"first", r.check.passed},
+                 {"repeat", r.repeat.count ? json(r.repeat.passed) : json(nullptr)},
+                 {"after_timing", r.after_timing.count ? json(r.after_timing.passed) : json(nullptr)},
+                 {"fresh_inputs", r.recheck.count ? json(r.recheck.passed) : json(nullptr)}};
+  if (r.fresh_inputs) j["fresh_seed"] = r.fresh_seed;
+  j["passed"] = r.passed;
+  if (!r.passed) j["failure"] = failure_text(r);
+  json work = {{"traced", r.gpu_work.traced}};
+  if (r.gpu_work.traced) {
+    work["kernels"] = r.gpu_work.kernels;
+    work["copies_to_host"] = r.gpu_work.copies_to_host;
+    work["copies_to_device"] = r.gpu_work.copies_to_device;
+    work["host_syncs"] = r.gpu_work.host_syncs;
+  } else {
+    work["why_not"] = r.gpu_work.not_traced_why;
+  }
+  j["gpu_work"] = work;
+  if (r.clocks_before.valid || r.clocks_after.valid) {
+    j["clocks"] = {{"before", clocks_json(r.clocks_before)}, {"after", clocks_json(r.clocks_after)}};
+    j["throttled"] = r.throttled;
+    if (r.throttled) j["throttle_why"] = r.throttle_why;
+    j["power_capped"] = r.power_capped;
   }
   if (r.resources) {
     const auto& k = *r.resources;
-    field("resources", "{\"registers\":" + std::to_string(k.registers) + ",\"static_smem\":" + std::to_string(k.static_smem) +
-                           ",\"dynamic_smem\":" + std::to_string(k.dynamic_smem) + ",\"local_bytes\":" +
-                           std::to_string(k.local_bytes) + ",\"block_threads\":" + std::to_string(k.block_threads) +
-                           ",\"blocks_per_sm\":" + std::to_string(k.blocks_per_sm) + ",\"occupancy\":" + num(k.occupancy) + "}");
+    j["resources"] = {{"registers", k.registers},         {"static_smem", k.static_smem},
+                      {"dynamic_smem", k.dynamic_smem},   {"local_bytes", k.local_bytes},
+                      {"block_threads", k.block_threads}, {"blocks_per_sm", k.blocks_per_sm},
+                      {"occupancy", num(k.occupancy)}};
   }
   if (!r.extra.empty()) {
-    std::string e = "{";
-    for (const auto& [k, v] : r.extra) e += (e.size() > 1 ? "," : "") + str(k) + ":" + num(v);
-    field("extra", e + "}");
+    json e = json::object();
+    for (const auto& [k, v] : r.extra) e[k] = num(v);
+    j["extra"] = e;
   }
-  field("seed", std::to_string(r.seed));
-  field("git", str(git_revision()));
-  field("toolkit", str(dev.toolkit()));
-  field("driver", str(dev.driver()));
-  field("timestamp", str(utc_timestamp()));
-  return s + "}";
+  j["seed"] = r.seed;
+  j["git"] = git_revision();
+  j["git_dirty"] = git_dirty();
+  j["toolkit"] = dev.toolkit();
+  j["driver"] = dev.driver();
+  j["timestamp"] = utc_timestamp();
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::string table_header() {
@@ -137,8 +178,10 @@ std::string table_row(const Record& r) {
   char buf[512];
   std::string ceil = r.pct_of_ceiling > 0 ? fmt("%.1f", r.pct_of_ceiling) + (r.suspect ? "!" : "") : "-";
   std::string vs = r.vs_baseline > 0 ? fmt("%.2fx", r.vs_baseline) : "-";
-  std::string err = r.check.count ? fmt("%.2e", (r.check.passed && r.timed ? r.recheck : r.check).max_abs_err) : "-";
+  std::string err = r.check.count ? fmt("%.2e", reported_check(r).max_abs_err) : "-";
   std::string verdict = r.passed ? "PASS" : "FAIL";
+  if (r.implausible) verdict += " IMPLAUSIBLE";
+  if (r.throttled) verdict += " (throttled)";
   if (r.timed && r.timing.stop != StopReason::precision) verdict += std::string(" (timer stopped at ") + to_string(r.timing.stop) + ")";
   if (!r.timed) {
     std::snprintf(buf, sizeof buf, "  %-26s %10s %6s %5s %9s %10s %7s %8s %9s  %s", r.variant.c_str(), "-", "-", "-", "-", "-",
@@ -150,10 +193,8 @@ std::string table_row(const Record& r) {
                   ceil.c_str(), vs.c_str(), err.c_str(), verdict.c_str());
   }
   std::string row = buf;
-  if (!r.passed) {
-    const CheckResult& c = !r.check.passed ? r.check : r.recheck;
-    row += std::string("\n      ") + (!r.check.passed ? "first run: " : "on a repeated run (only right the first time?): ") + c.summary();
-  }
+  if (!r.passed) row += "\n      " + failure_text(r);
+  if (r.implausible) row += "\n      implausible: " + r.implausible_why;
   return row;
 }
 

@@ -8,6 +8,10 @@
 
 namespace cudalabs {
 
+// The arithmetic a variant's FLOP/s are bounded by (plausibility gate).
+enum class Peak { fp32, fp64, fp16_tensor, bf16_tensor, tf32_tensor, int8_tensor };
+const char* to_string(Peak p);
+
 struct DeviceInfo {
   int id = 0;
   std::string name;
@@ -21,6 +25,7 @@ struct DeviceInfo {
   std::size_t global_mem_bytes = 0;
   int mem_bus_bits = 0;
   int mem_clock_khz = 0;
+  int sm_clock_khz = 0;  // the maximum (boost) SM clock
   double dram_peak_gbps = 0;  // datasheet-style: 2 * clock * bus width (0 if the driver does not say)
   int pcie_gen = 0, pcie_width = 0;  // the link's maximum, from NVML; 0 when unknown
   int runtime_version = 0, driver_version = 0;
@@ -31,6 +36,12 @@ struct DeviceInfo {
   // Per-direction PCIe payload rate of the link after line encoding, GB/s
   // (Gen3 x16 15.8, Gen4 x16 31.5, Gen5 x16 63.0); 0 when unknown.
   double pcie_gbps() const;
+  // Dense peak GFLOP/s of this device for `p` (an FMA counts 2): SMs x maximum
+  // SM clock x the per-SM rate of its architecture, from NVIDIA's architecture
+  // whitepapers (e.g. sm_90: 256 FP32 and 4096 FP16-tensor FLOP per clock per
+  // SM: 132 SMs x 1.98 GHz -> 66.9 and 1070 TFLOP/s on an H100 SXM). Generous
+  // where a family varies: it is a ceiling nothing may exceed, not a target.
+  double peak_gflops(Peak p) const;
 };
 
 // Throws NoDeviceError when there is no usable device, UsageError when `id` is

@@ -9,6 +9,7 @@
 #include "checker.hpp"
 #include "cli.hpp"
 #include "device.hpp"
+#include "monitor.hpp"
 #include "timer.hpp"
 
 namespace cudalabs {
@@ -23,11 +24,28 @@ struct Record {
   std::string ceiling;  // "d2d_copy_gbps", "cublas_sgemm_gflops", ...
   double ceiling_value = 0;
   double pct_of_ceiling = 0;
-  bool suspect = false;  // above a physical ceiling: cache-resident data, or a bug
+  bool suspect = false;  // above the measured copy bandwidth: cache-resident data, or a bug
+  // Above what the hardware can do at all (the DRAM's theoretical bandwidth for
+  // data larger than L2, or the compute peak for its Peak): the measurement is
+  // wrong, and the grader gives it no performance points.
+  bool implausible = false;
+  std::string implausible_why;
+  std::string peak;  // the Peak its FLOP/s were held against
+  double peak_gflops = 0;
   std::string baseline;
   double baseline_ms = 0, vs_baseline = 0;
-  CheckResult check;        // first run
-  CheckResult recheck;      // after timing
+  CheckResult check;        // first run (poisoned output)
+  CheckResult repeat;       // second run, same inputs, poisoned again
+  CheckResult after_timing; // the output the last timed run left
+  CheckResult recheck;      // last: fresh input values, poisoned again
+  bool fresh_inputs = false;   // recheck ran on new input values
+  std::uint64_t fresh_seed = 0;
+  GpuWork gpu_work;         // what the first checked run issued
+  std::string failure;      // why it failed: "first run: ...", "GPU work: ...", ...
+  ClockSample clocks_before, clocks_after;  // around the timed runs
+  bool throttled = false;
+  std::string throttle_why;
+  bool power_capped = false;
   bool passed = false;
   std::optional<KernelResources> resources;
   std::map<std::string, double> extra;  // lab-specific numbers
@@ -38,11 +56,17 @@ struct Record {
 std::string to_json(const Record& r, const DeviceInfo& dev);
 std::string json_escape(const std::string& s);
 
+// Why a record failed, in one line ("" when it passed).
+std::string failure_text(const Record& r);
+
 std::string table_header();
 std::string table_row(const Record& r);
 std::string resources_table(const std::vector<Record>& records);
 
+// The commit the program was built from, and whether that tree had local
+// changes (read at build time, common/src/revision.cpp.in).
 std::string git_revision();
+bool git_dirty();
 std::string utc_timestamp();
 
 }  // namespace cudalabs

@@ -33,6 +33,10 @@ struct TimingStats {
   double median_ms = 0, min_ms = 0, max_ms = 0, mean_ms = 0, stddev_ms = 0;
   double ci95_ms = 0;  // half-width of the 95% confidence interval of the mean
   StopReason stop = StopReason::precision;
+  // Microsecond work: the time per run of a batch of back-to-back runs captured
+  // in one CUDA graph (no launch gap between them); 0 when not measured.
+  double no_gap_ms = 0;
+  int no_gap_batch = 0;  // runs per batch
   bool converged() const { return stop == StopReason::precision; }
 };
 
@@ -52,7 +56,8 @@ TimingStats repeat_until_stable(const std::function<double()>& sample_ms, const 
 // Times `work` (which only enqueues onto `stream`) with a pair of CUDA events
 // per run; warm-up runs first. `between_runs` (optional) is enqueued before
 // each run outside the timed region (e.g. an L2 flush or re-zeroing an
-// accumulator).
+// accumulator). Persisting L2 lines are reset first. When the median is below
+// no_gap_threshold_ms and nothing runs between runs, also measures no_gap_ms.
 TimingStats time_on_stream(cudaStream_t stream, const std::function<void(cudaStream_t)>& work,
                            const TimerConfig& cfg,
                            const std::function<void(cudaStream_t)>& between_runs = {});
@@ -61,7 +66,17 @@ TimingStats time_on_stream(cudaStream_t stream, const std::function<void(cudaStr
 // for end-to-end timings that include synchronous host work.
 TimingStats time_host(const std::function<void()>& work, const TimerConfig& cfg);
 
-// Enqueues writes over a buffer twice the L2 size, evicting everything cached.
+inline constexpr double no_gap_threshold_ms = 0.1;
+
+// Enqueues reads of a buffer twice the L2 size, evicting everything cached and
+// leaving only clean lines (a write-based flush would leave dirty lines for the
+// timed run to write back).
 void flush_l2(cudaStream_t stream);
+
+// Runs `work` `count` times back to back: captured into a CUDA graph and
+// launched once per sample, or, where the work cannot be captured (a
+// synchronous call, host code), enqueued in a plain loop. Per-run ms.
+TimingStats time_batched(cudaStream_t stream, const std::function<void(cudaStream_t)>& work, int count,
+                         const TimerConfig& cfg);
 
 }  // namespace cudalabs

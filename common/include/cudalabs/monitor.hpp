@@ -1,0 +1,70 @@
+#pragma once
+// What the GPU did during a run, and in what state it ran.
+//
+// GpuWorkTrace records, through CUPTI's activity API (part of the CUDA
+// Toolkit, loaded at run time), the kernels, host<->device copies and
+// host synchronisations that one run issued. The harness traces each variant's
+// first checked run: a variant that launches no kernel, or that copies its data
+// to the host and back (computing the answer on the CPU), fails with a message
+// that says so. Where CUPTI cannot be loaded (no toolkit library, a profiler or
+// sanitizer already attached) the record says "not traced" and why; the
+// variant is neither passed nor failed on that account.
+//
+// Clocks: the SM and memory clocks, temperature, power, and the driver's
+// clock-event ("throttle") reasons and cumulative thermal/power violation time,
+// through NVML (part of the driver, loaded at run time), before and after each
+// timed measurement.
+#include <cstdint>
+#include <string>
+
+namespace cudalabs {
+
+struct GpuWork {
+  bool traced = false;
+  std::string not_traced_why;  // when !traced
+  int kernels = 0;
+  int copies_to_host = 0, copies_to_device = 0;
+  double bytes_to_host = 0, bytes_to_device = 0;
+  int host_syncs = 0;  // cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize, synchronous cudaMemcpy ...
+
+  // Why this run did not do its work on the GPU ("" when it did, or was not traced).
+  std::string problem() const;
+  std::string summary() const;  // "2 kernels, no host copies" / "not traced: ..."
+};
+
+// One trace at a time, per process. start() then stop() around a run that the
+// caller has synchronised before stop(); sync calls made after stop_api() are
+// not counted (the harness's own synchronisation).
+class GpuWorkTrace {
+ public:
+  // Whether tracing works in this process (loads CUPTI on first use). Off when
+  // the environment has CUDALABS_TRACE=0, as `make profile` sets for Nsight Compute.
+  static bool available(std::string* why_not = nullptr);
+  void start();
+  void stop_api();  // end counting host synchronisations (before the harness's own)
+  GpuWork stop();   // after the run's work completed: flush and count
+
+ private:
+  bool active_ = false;
+};
+
+struct ClockSample {
+  bool valid = false;
+  unsigned sm_mhz = 0, mem_mhz = 0, temp_c = 0;
+  double power_w = 0;
+  unsigned long long reasons = 0;             // NVML clocks-event reasons bitmask
+  unsigned long long thermal_violation_ns = 0;  // cumulative time clocks were held down by temperature
+  unsigned long long power_violation_ns = 0;    // ... by the power limit
+};
+
+// Reads the clocks of the current device; valid = false where NVML is missing.
+ClockSample read_clocks();
+
+// Whether a measurement between two samples ran throttled: a thermal or
+// hardware slowdown (reasons bits, or thermal violation time grew). Running at
+// the power limit is normal under full load and is reported, not flagged.
+// `why` receives the reasons in words.
+bool throttled_between(const ClockSample& before, const ClockSample& after, std::string* why);
+bool power_capped_between(const ClockSample& before, const ClockSample& after);
+
+}  // namespace cudalabs

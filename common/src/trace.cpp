@@ -1,0 +1,246 @@
+// GpuWorkTrace: CUPTI's activity API, loaded with dlopen so that the build needs
+// only the header and a machine without the library still runs every lab.
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cudalabs/monitor.hpp"
+
+#if __has_include(<cupti_activity.h>)
+#include <cupti_activity.h>
+#include <cupti_runtime_cbid.h>
+#define CUDALABS_HAVE_CUPTI 1
+#else
+#define CUDALABS_HAVE_CUPTI 0
+#endif
+
+#ifndef CUDALABS_CUPTI_DIRS
+#define CUDALABS_CUPTI_DIRS ""
+#endif
+
+namespace cudalabs {
+
+std::string GpuWork::problem() const {
+  if (!traced) return "";
+  if (copies_to_host > 0 && copies_to_device > 0)
+    return "copied data to the host (" + std::to_string(copies_to_host) + " copies) and back (" +
+           std::to_string(copies_to_device) + ") during its run: the answer must be computed on the GPU";
+  if (copies_to_host > 0)
+    return "copied data to the host during its run (" + std::to_string(copies_to_host) +
+           " copies): a launcher enqueues GPU work only";
+  if (host_syncs > 0)
+    return "waited for the GPU inside its launcher (" + std::to_string(host_syncs) +
+           " host synchronisations): a launcher only enqueues work";
+  if (kernels == 0) return "launched no kernel: the result was not computed by this run";
+  return "";
+}
+
+std::string GpuWork::summary() const {
+  if (!traced) return "not traced: " + not_traced_why;
+  std::string s = std::to_string(kernels) + (kernels == 1 ? " kernel" : " kernels");
+  if (copies_to_device + copies_to_host == 0) return s + ", no host copies";
+  return s + ", " + std::to_string(copies_to_device) + " copies to the device, " + std::to_string(copies_to_host) +
+         " to the host";
+}
+
+#if CUDALABS_HAVE_CUPTI
+namespace {
+
+struct Cupti {
+  decltype(&cuptiActivityRegisterCallbacks) register_callbacks = nullptr;
+  decltype(&cuptiActivityEnable) enable = nullptr;
+  decltype(&cuptiActivityDisable) disable = nullptr;
+  decltype(&cuptiActivityFlushAll) flush_all = nullptr;
+  decltype(&cuptiActivityGetNextRecord) next_record = nullptr;
+  decltype(&cuptiGetResultString) result_string = nullptr;
+  bool ok = false;
+  std::string why_not;
+};
+
+// Counts of the current trace; CUPTI delivers buffers on its own thread.
+std::mutex g_mutex;
+GpuWork g_work;
+bool g_counting_api = false;
+
+// The fields every version of CUpti_ActivityMemcpy (5 in CUDA 12, 6 in 13) starts with.
+struct MemcpyPrefix {
+  CUpti_ActivityKind kind;
+  std::uint8_t copy_kind, src_kind, dst_kind, flags;
+  std::uint64_t bytes;
+};
+
+void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
+  constexpr std::size_t bytes = 1 << 20;
+  *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(8, bytes));
+  *size = bytes;
+  *max_records = 0;
+}
+
+bool is_host_sync(CUpti_CallbackId id) {
+  switch (id) {
+    case CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaThreadSynchronize_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbol_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbol_v3020:
+      return true;
+    default:
+      return false;
+  }
+}
+
+const Cupti& cupti();
+
+void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t, std::size_t valid) {
+  CUpti_Activity* record = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    while (cupti().next_record(buffer, valid, &record) == CUPTI_SUCCESS) {
+      switch (record->kind) {
+        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        case CUPTI_ACTIVITY_KIND_KERNEL:
+          ++g_work.kernels;
+          break;
+        case CUPTI_ACTIVITY_KIND_MEMCPY: {
+          const auto* m = reinterpret_cast<const MemcpyPrefix*>(record);
+          if (m->copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH || m->copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_ATOH) {
+            ++g_work.copies_to_host;
+            g_work.bytes_to_host += static_cast<double>(m->bytes);
+          } else if (m->copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD || m->copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOA) {
+            ++g_work.copies_to_device;
+            g_work.bytes_to_device += static_cast<double>(m->bytes);
+          }
+          break;
+        }
+        case CUPTI_ACTIVITY_KIND_RUNTIME: {
+          const auto* api = reinterpret_cast<const CUpti_ActivityAPI*>(record);
+          if (g_counting_api && is_host_sync(api->cbid)) ++g_work.host_syncs;
+          break;
+        }
+        default:
+          break;
+      }
+    }
+  }
+  std::free(buffer);
+}
+
+Cupti load_cupti() {
+  Cupti c;
+  if (const char* env = std::getenv("CUDALABS_TRACE"); env && std::strcmp(env, "0") == 0) {
+    c.why_not = "CUDALABS_TRACE=0";
+    return c;
+  }
+  void* lib = nullptr;
+  std::vector<std::string> names = {"libcupti.so", "libcupti.so.13", "libcupti.so.12"};
+  std::string dirs = CUDALABS_CUPTI_DIRS;  // from the build: the toolkit's library folders
+  for (std::size_t at = 0; at < dirs.size();) {
+    std::size_t end = dirs.find(':', at);
+    if (end == std::string::npos) end = dirs.size();
+    if (end > at) names.push_back(dirs.substr(at, end - at) + "/libcupti.so");
+    at = end + 1;
+  }
+  for (const auto& n : names)
+    if ((lib = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
+  if (!lib) {
+    c.why_not = "CUPTI library not found (libcupti.so, from the CUDA Toolkit)";
+    return c;
+  }
+  auto sym = [&](auto& fn, const char* name) { fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name)); return fn != nullptr; };
+  if (!(sym(c.register_callbacks, "cuptiActivityRegisterCallbacks") && sym(c.enable, "cuptiActivityEnable") &&
+        sym(c.disable, "cuptiActivityDisable") && sym(c.flush_all, "cuptiActivityFlushAll") &&
+        sym(c.next_record, "cuptiActivityGetNextRecord") && sym(c.result_string, "cuptiGetResultString"))) {
+    c.why_not = "CUPTI library lacks the activity API";
+    return c;
+  }
+  CUptiResult r = c.register_callbacks(buffer_requested, buffer_completed);
+  if (r != CUPTI_SUCCESS) {
+    const char* text = nullptr;
+    c.result_string(r, &text);
+    c.why_not = std::string("CUPTI refused (") + (text ? text : "?") + "): a profiler or sanitizer may hold it";
+    return c;
+  }
+  c.ok = true;
+  return c;
+}
+
+const Cupti& cupti() {
+  static const Cupti c = load_cupti();
+  return c;
+}
+
+constexpr CUpti_ActivityKind traced_kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                               CUPTI_ACTIVITY_KIND_RUNTIME};
+
+}  // namespace
+
+bool GpuWorkTrace::available(std::string* why_not) {
+  const Cupti& c = cupti();
+  if (!c.ok && why_not) *why_not = c.why_not;
+  return c.ok;
+}
+
+void GpuWorkTrace::start() {
+  if (!available()) return;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_work = GpuWork{};
+    g_counting_api = true;
+  }
+  active_ = true;
+  for (auto kind : traced_kinds) {
+    if (cupti().enable(kind) != CUPTI_SUCCESS) {
+      for (auto k : traced_kinds) cupti().disable(k);
+      active_ = false;
+      return;
+    }
+  }
+}
+
+void GpuWorkTrace::stop_api() {
+  if (!active_) return;
+  cupti().flush_all(1);  // deliver the API records of the run itself first
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_counting_api = false;
+}
+
+GpuWork GpuWorkTrace::stop() {
+  std::string why;
+  if (!active_) {
+    GpuWork w;
+    w.not_traced_why = available(&why) ? "CUPTI could not enable activity tracing" : why;
+    return w;
+  }
+  cupti().flush_all(1);  // CUPTI_ACTIVITY_FLAG_FLUSH_FORCED: also records still in flight
+  for (auto kind : traced_kinds) cupti().disable(kind);
+  active_ = false;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  GpuWork w = g_work;
+  w.traced = true;
+  return w;
+}
+
+#else  // no CUPTI header at build time
+
+bool GpuWorkTrace::available(std::string* why_not) {
+  if (why_not) *why_not = "built without CUPTI (cupti_activity.h was not found)";
+  return false;
+}
+void GpuWorkTrace::start() {}
+void GpuWorkTrace::stop_api() {}
+GpuWork GpuWorkTrace::stop() {
+  GpuWork w;
+  available(&w.not_traced_why);
+  return w;
+}
+
+#endif
+
+}  // namespace cudalabs

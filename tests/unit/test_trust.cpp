@@ -1,0 +1,105 @@
+// The harness's trust checks that need no GPU: the plausibility gate, the
+// device peaks it uses, what counts as GPU work, and the throttle rule.
+#include <gtest/gtest.h>
+
+#include <cudalabs/lab.hpp>
+#include <cudalabs/monitor.hpp>
+
+using namespace cudalabs;
+
+namespace {
+
+// An H100 SXM as the runtime describes it: 132 SMs, 1980 MHz, HBM3 at
+// 2619 MHz on a 5120-bit bus (3352 GB/s), 50 MB L2.
+DeviceInfo h100() {
+  DeviceInfo d;
+  d.name = "NVIDIA H100 80GB HBM3";
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.sm_count = 132;
+  d.sm_clock_khz = 1980000;
+  d.mem_clock_khz = 2619000;
+  d.mem_bus_bits = 5120;
+  d.dram_peak_gbps = 2.0 * d.mem_clock_khz * 1e3 * (d.mem_bus_bits / 8.0) / 1e9;
+  d.l2_bytes = 50u << 20;
+  return d;
+}
+
+}  // namespace
+
+TEST(Peaks, MatchTheDatasheet) {
+  const DeviceInfo d = h100();
+  // 132 x 1.98 GHz x 256 = 66.9 TFLOP/s FP32; x 4096 = 1070 TFLOP/s FP16 tensor.
+  EXPECT_NEAR(d.peak_gflops(Peak::fp32), 66908, 1);
+  EXPECT_NEAR(d.peak_gflops(Peak::fp16_tensor), 1070530, 1);
+  EXPECT_NEAR(d.peak_gflops(Peak::tf32_tensor), d.peak_gflops(Peak::fp16_tensor) / 2, 1);
+  DeviceInfo a100 = d;
+  a100.cc_major = 8;
+  a100.sm_count = 108;
+  a100.sm_clock_khz = 1410000;
+  EXPECT_NEAR(a100.peak_gflops(Peak::fp32), 19492, 1);         // 19.5 TFLOP/s
+  EXPECT_NEAR(a100.peak_gflops(Peak::fp16_tensor), 311869, 1);  // 312 TFLOP/s
+}
+
+TEST(Plausibility, RealResultsPass) {
+  const DeviceInfo d = h100();
+  // Lab 02 float4 at 2^28: 3 GiB at 2867 GB/s. cuBLAS SGEMM 4096^3: 51 TFLOP/s.
+  EXPECT_EQ(implausible_reason(2867, 0, 3.0 * 4 * (1 << 28), Peak::fp32, d), "");
+  EXPECT_EQ(implausible_reason(200, 51000, 201326592, Peak::fp32, d), "");
+  // Tensor-core FP16 at 700 TFLOP/s is fine against the FP16 peak...
+  EXPECT_EQ(implausible_reason(0, 700000, 1e9, Peak::fp16_tensor, d), "");
+  // ...and a small problem served from L2 may beat DRAM.
+  EXPECT_EQ(implausible_reason(9000, 0, 8e6, Peak::fp32, d), "");
+}
+
+TEST(Plausibility, ImpossibleResultsAreNamed) {
+  const DeviceInfo d = h100();
+  // 878x the copy bandwidth on 3 GiB: an early-exiting kernel.
+  const std::string bw = implausible_reason(878 * 2930.0, 0, 3.0 * 4 * (1 << 28), Peak::fp32, d);
+  EXPECT_NE(bw.find("above what the memory can deliver"), std::string::npos) << bw;
+  // FP32 work above the FP32 peak: tensor cores used behind the lab's back, or a wrong FLOP count.
+  const std::string fl = implausible_reason(0, 90000, 1e8, Peak::fp32, d);
+  EXPECT_NE(fl.find("fp32 peak"), std::string::npos) << fl;
+  // Just above the DRAM bound for 1 GB with 50 MB of L2.
+  const double bound = d.dram_peak_gbps * 1e9 / (1e9 - (50 << 20));
+  EXPECT_EQ(implausible_reason(bound * 0.999, 0, 1e9, Peak::fp32, d), "");
+  EXPECT_NE(implausible_reason(bound * 1.001, 0, 1e9, Peak::fp32, d), "");
+}
+
+TEST(GpuWorkRule, KernelsWithoutHostCopiesPass) {
+  GpuWork w;
+  w.traced = true;
+  w.kernels = 2;
+  EXPECT_EQ(w.problem(), "");
+  w.kernels = 0;
+  EXPECT_NE(w.problem().find("launched no kernel"), std::string::npos);
+  w.kernels = 1;
+  w.copies_to_host = 1;
+  w.copies_to_device = 1;
+  EXPECT_NE(w.problem().find("computed on the GPU"), std::string::npos);
+  GpuWork synced;
+  synced.traced = true;
+  synced.kernels = 1;
+  synced.host_syncs = 1;
+  EXPECT_NE(synced.problem().find("waited for the GPU"), std::string::npos);
+  GpuWork untraced;  // not traced: neither passes nor fails on that account
+  EXPECT_EQ(untraced.problem(), "");
+}
+
+TEST(Throttle, ThermalSlowdownIsFlaggedPowerCapIsNot) {
+  ClockSample a, b;
+  a.valid = b.valid = true;
+  std::string why;
+  EXPECT_FALSE(throttled_between(a, b, &why));
+  b.reasons = 0x4;  // SW power cap
+  EXPECT_FALSE(throttled_between(a, b, &why));
+  EXPECT_TRUE(power_capped_between(a, b));
+  b.reasons = 0x20;  // SW thermal slowdown
+  EXPECT_TRUE(throttled_between(a, b, &why));
+  EXPECT_NE(why.find("thermal"), std::string::npos);
+  ClockSample c = a;
+  c.thermal_violation_ns = 5000000;
+  EXPECT_TRUE(throttled_between(a, c, &why));
+  ClockSample invalid;
+  EXPECT_FALSE(throttled_between(invalid, b, &why));
+}

@@ -1,0 +1,14 @@
+#!/bin/sh
+# The revision a build is made from, for the JSON records: the short commit hash,
+# with "-dirty" when tracked files differ from it. Run at every build (Meson's
+# vcs_tag), so a record names the commit its program was really built from.
+# A copy of the tree without .git (the GPU machine's) reads REVISION, which
+# the copy's maker writes with this same script.
+cd "$(dirname "$0")/.." || exit 1
+if hash=$(git rev-parse --short=7 HEAD 2>/dev/null); then
+  if git diff --quiet HEAD -- 2>/dev/null; then echo "$hash"; else echo "$hash-dirty"; fi
+elif [ -s REVISION ]; then
+  head -n 1 REVISION
+else
+  echo unknown
+fi
