@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """The grading suite: runs every lab on this machine's GPU and scores it.
 
-For each lab: correctness runs (--quick, the edge sizes of the lab's
+For each lab: correctness runs (--quick, every named test run of the lab's
 meson.build, any check_args of tools/grading.toml; each with --check-only, so
-every variant runs twice and both results are checked) with a seed chosen
-here, fresh each run unless --seed is given; with --sanitize, the --quick run
-under compute-sanitizer memcheck, racecheck and synccheck; then the benchmark
-run at the lab's default sizes. A lab scores its correctness points only when
-all of that passed, and its performance points by tools/grading.toml.
+every variant is checked on a poisoned output three times: first run, a
+repeated run, and fresh input values), with a seed chosen here, fresh each run
+unless --seed is given; compute-sanitizer memcheck, racecheck, synccheck and
+initcheck at the --quick sizes and at the lab's sanitize_args (a medium, odd
+size), unless --no-sanitize; these run in parallel (--parallel). Then the
+benchmark run at the lab's default sizes, one lab at a time, alone on the GPU;
+a benchmark whose record says the GPU throttled is run once more. A lab scores
+its correctness points only when all of that passed, and its performance
+points by tools/grading.toml; a result the harness marks implausible (faster
+than the hardware can be) earns no performance points.
 
 Prints one table (lab, variant, PASS/FAIL, time, % of ceiling, vs the library
 baseline) and writes under one folder (default BUILD/grade/<UTC time>/):
@@ -15,12 +20,17 @@ records.jsonl, records.csv, junit.xml, results.json (Gradescope), summary.txt
 and logs/LAB.txt.
 
 --submission DIR grades a student's copy of one or more lab folders
-(DIR/04_reduction/...) laid over a copy of the course tree, built apart; the
-course tree is never touched.
+(DIR/04_reduction/...): of each, only the lab's student_files (tools/grading.toml)
+are used — every other file is ignored and named — compiled in the lab's kernel
+translation unit of a build of the course tree made apart (-Dsubmission), so the
+host program, sizes, tolerances, inputs, references, checks and baselines are
+always the course's. The student's object is audited: defining a symbol the
+course's code defines or uses (a redefinition) rejects the lab.
 
 Exit codes: 0 every graded lab correct, 1 a lab wrong (or not built), 2 bad
 usage, 77 no GPU (one line says so). With --expect-zero-correctness (the tests
-of tests/broken/): 0 when every graded lab scored zero for correctness.
+of tests/broken/): 0 when every graded lab scored zero for correctness; with
+--expect-zero-performance: 0 when every graded lab scored zero for performance.
 """
 import argparse
 import datetime
@@ -35,21 +45,28 @@ import subprocess
 import sys
 import tempfile
 import time
-import tomllib
 import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10 (Ubuntu 22.04): the same parser as the tomli package
+    try:
+        import tomli as tomllib
+    except ImportError:
+        sys.exit("grade: error: Python " + sys.version.split()[0] + " has no tomllib; install python3-tomli "
+                 "(sudo apt-get install python3-tomli) or use Python 3.11+")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import records_to_csv  # noqa: E402  (tools/records_to_csv.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 METRICS = ("auto", "vs_baseline", "pct_of_ceiling")
-SETTINGS = {"correctness", "performance", "variant", "metric", "threshold", "check_args", "timeout_s"}
-SANITIZERS = ("memcheck", "racecheck", "synccheck")
-# What a build needs of the course tree (a submission is built in a copy of these).
-TREE = ("meson.build", "meson_options.txt", "common", "labs", "tests", "plots", "tools")
-SKIP_ROOT_NAMES = ("build", ".git")
+SETTINGS = {"correctness", "performance", "variant", "metric", "threshold", "check_args", "timeout_s",
+            "student_files", "sanitize_args"}
+SANITIZERS = ("memcheck", "racecheck", "synccheck", "initcheck")
 
 
 class GradeError(Exception):
@@ -68,7 +85,9 @@ def lab_names(root):
     m = re.search(r"lab_names\s*=\s*\[(.*?)\]", text, re.S)
     if not m:
         raise GradeError(f"{root}/labs/meson.build has no lab_names = [...] list")
-    return re.findall(r"'([^']+)'", m.group(1))
+    names = re.findall(r"'([^']+)'", m.group(1))
+    # Listed labs without a program yet are skipped by the build, and here.
+    return [n for n in names if (root / "labs" / n / "main.cu").is_file()]
 
 
 def edge_runs(root, lab):
@@ -100,7 +119,7 @@ def load_config(path, labs):
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise GradeError(f"{path}: {e}") from None
     defaults = {"correctness": 6, "performance": 4, "variant": "best", "metric": "auto",
-                "threshold": 0.5, "check_args": [], "timeout_s": 600}
+                "threshold": 0.5, "check_args": [], "timeout_s": 600, "student_files": [], "sanitize_args": []}
     unknown_top = set(raw) - {"defaults", "labs"}
     if unknown_top:
         raise GradeError(f"{path}: unknown section(s) {sorted(unknown_top)}; expected [defaults] and [labs.NAME]")
@@ -127,6 +146,11 @@ def check_settings(path, where, table):
             bad = f"must be one of {', '.join(METRICS)}"
         elif key == "variant" and not (isinstance(value, str) and value):
             bad = "must be a variant name or \"best\""
+        elif key == "student_files" and not (isinstance(value, list) and all(
+                isinstance(f, str) and f and "/" not in f and not f.startswith(".") for f in value)):
+            bad = "must be a list of file names in the lab's folder, e.g. [\"reduction.cuh\"]"
+        elif key == "sanitize_args" and not (isinstance(value, list) and all(isinstance(a, str) for a in value)):
+            bad = "must be one argument list, e.g. [\"--size\", \"100003\"]"
         elif key == "check_args" and not (isinstance(value, list) and
                                           all(isinstance(a, list) and all(isinstance(s, str) for s in a) for a in value)):
             bad = "must be a list of argument lists, e.g. [[\"--size\", \"1,1000003\"]]"
@@ -208,6 +232,7 @@ class LabResult:
     problems: list = field(default_factory=list)  # why correctness failed
     sanitizer: str = ""             # "" (not run), "clean", or the failure
     perf: dict = field(default_factory=dict)      # what the performance test judged
+    notes: list = field(default_factory=list)     # said in the reports, not scored (a re-run, ignored files)
     seconds: float = 0.0
 
     @property
@@ -261,59 +286,98 @@ def problem_of(r, records):
     return f"{r.what}: exit {r.rc} ({kinds.get(r.rc, 'failure')})\n{tail(r.output, 8)}"
 
 
-def grade_lab(lab, prog, cfg, seed, args, records_path, log, first):
-    """Runs one lab; raises NoGpu when it is the first lab and finds no device."""
-    result = LabResult(lab, cfg)
-    start = time.monotonic()
-    timeout = cfg["timeout_s"] or None
+def correctness_runs(lab, cfg):
+    """(label, args) of every correctness run: --quick, the lab's named test runs, check_args."""
     runs = [("--quick", ["--quick"])]
     runs += [(label, a) for label, a in edge_runs(ROOT, lab)]
     runs += [(" ".join(a), a) for a in cfg["check_args"]]
-    offset = records_path.stat().st_size if records_path.exists() else 0
+    return runs
 
-    for label, extra in runs:
-        cmd = [str(prog)] + extra + ["--check-only", "--seed", str(seed), "--json", str(records_path)]
-        r = run(f"check {label}", cmd, timeout, log)
-        new, offset = read_new_records(records_path, offset)
-        result.records += new
-        if r.rc == 77:
-            if first and not result.records:
+
+def sanitizer_runs(cfg):
+    """(tool, args) of every sanitizer run: each tool at --quick and at the lab's medium size."""
+    sizes = [["--quick"]] + ([cfg["sanitize_args"]] if cfg["sanitize_args"] else [])
+    return [(tool, a) for tool in SANITIZERS for a in sizes]
+
+
+def check_lab(lab, prog, cfg, seed, args, out, first=False):
+    """Correctness (and sanitizer) runs of one lab; safe to run beside other labs'.
+    Raises NoGpu when the first lab's first run finds no device (exit 77, no records)."""
+    result = LabResult(lab, cfg)
+    start = time.monotonic()
+    timeout = cfg["timeout_s"] or None
+    records_path = out / "parts" / f"{lab}.check.jsonl"
+    records_path.parent.mkdir(exist_ok=True)
+    records_path.write_text("")
+    offset = 0
+    with open(out / "logs" / f"{lab}.txt", "w") as log:
+        for label, extra in correctness_runs(lab, cfg):
+            cmd = [str(prog)] + extra + ["--check-only", "--seed", str(seed), "--json", str(records_path)]
+            r = run(f"check {label}", cmd, timeout, log)
+            new, offset = read_new_records(records_path, offset)
+            result.records += new
+            if r.rc == 77:
                 said = tail(r.output, 1).removeprefix(f"{lab}: ").removeprefix("skipped: ")
-                raise NoGpu(f"{lab}: {said or 'found no usable GPU'}")
-            result.status, result.note = "skipped", tail(r.output, 1)
-            return result
-        p = problem_of(r, new)
-        if p:
-            result.problems.append(p)
+                if first and not result.records:
+                    raise NoGpu(f"{lab}: {said or 'found no usable GPU'}")
+                result.status, result.note = "skipped", tail(r.output, 1)
+                break
+            p = problem_of(r, new)
+            if p:
+                result.problems.append(p)
 
-    if args.sanitize and not result.problems:
-        reports = []
-        for tool in SANITIZERS:
-            cmd = ["sh", str(ROOT / "tests" / "sanitize.sh"), tool, str(prog), "--quick", "--seed", str(seed)]
-            r = run(f"compute-sanitizer {tool}", cmd, timeout, log)
-            if r.rc not in (0, 77):
-                errors = [line for line in r.output.splitlines() if line.startswith("=========")]
-                reports.append(f"compute-sanitizer {tool} found errors:\n" + "\n".join(errors[:12] or [tail(r.output, 8)]))
-        result.sanitizer = "\n".join(reports) or "clean"
-        result.problems += reports
-
-    if not args.correctness_only and not result.problems:
-        cmd = [str(prog), "--seed", str(seed), "--json", str(records_path)]
-        r = run("benchmark", cmd, timeout, log)
-        new, offset = read_new_records(records_path, offset)
-        result.records += new
-        p = problem_of(r, new)
-        if p:
-            result.problems.append(p)
-        elif not any(x.get("timed") for x in new):
-            result.problems.append("benchmark: no timed results were recorded")
-
-    if not result.records and not result.problems:
-        result.problems.append("the program recorded no results")
-    result.correct = not result.problems
-    result.perf = judge_performance(result.records, cfg) if result.correct and not args.correctness_only else {}
+        if result.status == "graded" and args.sanitize and not result.problems:
+            reports = []
+            for tool, extra in sanitizer_runs(cfg):
+                cmd = ["sh", str(ROOT / "tests" / "sanitize.sh"), tool, str(prog)] + extra + ["--seed", str(seed)]
+                r = run(f"compute-sanitizer {tool} {' '.join(extra)}", cmd, timeout, log)
+                if r.timed_out:
+                    reports.append(f"compute-sanitizer {tool} ({' '.join(extra)}): did not finish in {timeout:g} s")
+                elif r.rc not in (0, 77):
+                    errors = [line for line in r.output.splitlines() if line.startswith("=========")]
+                    reports.append(f"compute-sanitizer {tool} ({' '.join(extra)}) found errors:\n" +
+                                   "\n".join(errors[:12] or [tail(r.output, 8)]))
+            result.sanitizer = "\n".join(reports) or "clean"
+            result.problems += reports
     result.seconds = time.monotonic() - start
     return result
+
+
+def benchmark_lab(result, prog, seed, args, out):
+    """The benchmark run of one checked lab, alone on the GPU; run again once when
+    a record says the GPU throttled (thermal or hardware slowdown)."""
+    cfg, lab = result.cfg, result.lab
+    timeout = cfg["timeout_s"] or None
+    start = time.monotonic()
+    with open(out / "logs" / f"{lab}.txt", "a") as log:
+        for attempt in (1, 2):
+            records_path = out / "parts" / f"{lab}.bench{attempt}.jsonl"
+            records_path.write_text("")
+            cmd = [str(prog), "--seed", str(seed), "--json", str(records_path)]
+            r = run("benchmark" + (" (again: the GPU throttled)" if attempt == 2 else ""), cmd, timeout, log)
+            new, _ = read_new_records(records_path, 0)
+            throttled = [x for x in new if x.get("throttled")]
+            if attempt == 1 and throttled and r.rc == 0:
+                result.notes.append(f"benchmark run again: {len(throttled)} measurement(s) throttled "
+                                    f"({throttled[0].get('throttle_why', '')})")
+                continue
+            break
+    result.records += new
+    p = problem_of(r, new)
+    if p:
+        result.problems.append(p)
+    elif not any(x.get("timed") for x in new):
+        result.problems.append("benchmark: no timed results were recorded")
+    if any(x.get("throttled") for x in new):
+        result.notes.append("throttled in the benchmark (twice): its performance is judged as measured")
+    result.seconds += time.monotonic() - start
+
+
+def finish_lab(result, args):
+    if not result.records and not result.problems and result.status == "graded":
+        result.problems.append("the program recorded no results")
+    result.correct = result.status == "graded" and not result.problems
+    result.perf = judge_performance(result.records, result.cfg) if result.correct and not args.correctness_only else {}
 
 
 # ---- scoring ------------------------------------------------------------------------
@@ -353,6 +417,15 @@ def judge_performance(records, cfg):
         return v / 100.0 if metric == "pct_of_ceiling" else v
 
     baselines = baseline_variants(records)
+    # A result faster than the hardware can be is a wrong measurement (a kernel
+    # that skips its work when it finds the output already right, a wrong byte
+    # count): no performance points for the lab, whatever the threshold.
+    impossible = [r for r in timed if r.get("implausible") and r["variant"] not in baselines]
+    if impossible:
+        r = impossible[0]
+        return {"score": 0, "passed": False, "metric": metric, "threshold": cfg["threshold"], "implausible": True,
+                "text": f"IMPLAUSIBLE: {r['variant']} at {size_text(r)}: {r.get('implausible_why', 'faster than the hardware')}"
+                        f" -> 0/{points:g}"}
     candidates = [r for r in timed if r["variant"] not in baselines and fraction(r) is not None]
     if cfg["variant"] != "best":
         candidates = [r for r in candidates if r["variant"] == cfg["variant"]]
@@ -390,7 +463,8 @@ def variant_rows(result):
         at = max(timed, key=size_product) if timed else None
         rows.append({
             "variant": variant + (" (baseline)" if variant in baselines else ""),
-            "check": "PASS" if all(r.get("passed") for r in mine) else "FAIL",
+            "check": ("PASS" if all(r.get("passed") for r in mine) else "FAIL") +
+                     ("!" if any(r.get("implausible") for r in mine) else ""),
             "size": size_text(at) if at else "",
             "ms": fmt_number(at and at.get("median_ms"), ".4f"),
             "ceil": fmt_number(at and at.get("pct_of_ceiling"), ".1f", "!" if at and at.get("suspect") else ""),
@@ -412,6 +486,8 @@ def results_table(results):
         for row in rows:
             lines.append(f"{res.lab:<26} {row['variant']:<28} {row['check']:<5}  {row['size']:<24} "
                          f"{row['ms']:>10} {row['ceil']:>7} {row['vs']:>8}")
+    if any(r.get("implausible") for res in results for r in res.records):
+        lines.append("PASS! = correct, but a time faster than the hardware can be (implausible): no performance points")
     return "\n".join(lines)
 
 
@@ -431,6 +507,8 @@ def score_table(results):
             note = res.problems[0].splitlines()[0]
         else:
             note = res.perf.get("text", "")
+        if res.notes:
+            note += "; " + "; ".join(res.notes)
         lines.append(f"{res.lab:<26} {c:>5g}/{res.cfg['correctness']:<5g} {p:>5g}/{res.cfg['performance']:<5g} "
                      f"{c + p:>4g}/{m:<4g}   {note}")
     lines.append(f"{'total':<26} {'':>11} {'':>11} {total:>4g}/{maximum:<4g}")
@@ -442,9 +520,11 @@ def correctness_text(res):
         return "does not build:\n" + res.note
     if res.correct:
         checks = len({(r['variant'], size_text(r)) for r in res.records})
-        text = f"all {checks} variant/size checks passed (first and repeated runs)"
-        return text + ("; compute-sanitizer clean" if res.sanitizer == "clean" else "")
-    return "\n".join(res.problems)
+        text = (f"all {checks} variant/size checks passed (first run, repeated run, fresh inputs; "
+                f"each on a poisoned output; GPU work traced)")
+        text += "; compute-sanitizer " + ", ".join(SANITIZERS) + " clean" if res.sanitizer == "clean" else ""
+        return text + "".join("\n" + n for n in res.notes)
+    return "\n".join(res.problems + res.notes)
 
 
 def tests_of(res):
@@ -514,42 +594,6 @@ def write_reports(results, out, header):
 
 # ---- submissions -------------------------------------------------------------------------
 
-def course_files(root):
-    """Relative path -> source path of every file a build of the course needs."""
-    files = {}
-    for top in TREE:
-        path = root / top
-        if path.is_file():
-            files[Path(top)] = path
-            continue
-        for f in path.rglob("*"):
-            rel = f.relative_to(root)
-            if f.is_file() and "__pycache__" not in rel.parts:
-                files[rel] = f
-    return files
-
-
-def sync_tree(files, dest):
-    """Makes `dest` hold exactly `files`, rewriting only files whose bytes differ
-    (a copy keeping its old time could look older than the last build). Returns
-    the relative paths it changed."""
-    changed = []
-    for rel, src in files.items():
-        target = dest / rel
-        if target.is_file() and filecmp.cmp(src, target, shallow=False):
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, target)
-        shutil.copymode(src, target)
-        changed.append(rel)
-    for f in sorted(dest.rglob("*"), reverse=True):
-        rel = f.relative_to(dest)
-        if f.is_file() and rel not in files:
-            f.unlink()
-            changed.append(rel)
-    return changed
-
-
 def submitted_labs(submission, labs):
     if not submission.is_dir():
         raise GradeError(f"--submission {submission}: no such folder")
@@ -561,33 +605,90 @@ def submitted_labs(submission, labs):
     return folders
 
 
-def build_submission(folders, work, arch, jobs, log):
-    """Copies the course tree to work/tree, lays the submitted folders over
-    labs/, builds each submitted lab in work/build. Returns {lab: error or None}."""
-    files = course_files(ROOT)
+def take_student_files(folder, cfg, dest):
+    """Copies the lab's student files from the submitted folder into dest/LAB/.
+    Returns (error or None, the files that were ignored)."""
+    wanted = cfg["student_files"]
+    given = sorted(str(f.relative_to(folder)) for f in folder.rglob("*")
+                   if f.is_file() and "__pycache__" not in f.parts and not f.name.startswith("."))
+    ignored = [f for f in given if f not in wanted]
+    if not wanted:
+        return f"{folder.name} has no student files (tools/grading.toml student_files): nothing to grade", ignored
+    missing = [f for f in wanted if f not in given]
+    if missing:
+        return (f"the submission lacks {', '.join(missing)} (the lab's kernel files are {', '.join(wanted)}; "
+                f"submit all of them, edited or not)"), ignored
+    target = dest / folder.name
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    for f in wanted:
+        shutil.copyfile(folder / f, target / f)
+    return None, ignored
+
+
+def defined_symbols(path):
+    """{symbol: binding} of the global symbols an object or archive defines ('W' weak,
+    'T' strong) and the set of symbols it references, from nm."""
+    p = subprocess.run(["nm", "-g", str(path)], capture_output=True, text=True)
+    defined, used = {}, set()
+    for line in p.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == "U":
+            used.add(parts[1])
+        elif len(parts) == 3:
+            defined[parts[2]] = "W" if parts[1] in "WVwvu" else "T"
+    return defined, used
+
+
+def audit_symbols(build, lab):
+    """None, or why the student's kernel object redefines what the course's code uses.
+    The student's translation unit may define anything of its own and the lab's
+    interface (namespace labNN); a strong definition of a symbol that main.cu or the
+    course's libraries define or use would replace the course's code at link time,
+    as would a weak one of a symbol the libraries define."""
+    student = build / "labs" / lab / f"lib{lab}_kernels.a"
+    if not student.is_file():
+        return None  # a lab without a kernel translation unit (nothing of the student's is linked)
+    interface = "_ZN5lab" + lab[:2]
+    s_defined, _ = defined_symbols(student)
+    course_defined, course_used = {}, set()
+    for path in [build / "labs" / lab / f"{lab}.p" / "main.cu.o", build / "common" / "libcudalabs.a",
+                 build / "common" / "libcudalabs_blas.a"]:
+        if path.is_file():
+            d, u = defined_symbols(path)
+            course_used |= u | set(d)
+            course_defined.update({k: v for k, v in d.items() if v == "T" or k not in course_defined})
+    clashes = [sym for sym, kind in s_defined.items() if not sym.startswith(interface) and (
+        (kind == "T" and sym in course_used) or (kind == "W" and course_defined.get(sym) == "T"))]
+    if not clashes:
+        return None
+    names = subprocess.run(["c++filt"] + clashes[:5], capture_output=True, text=True).stdout.split("\n")
+    return ("the kernel files define what belongs to the course's harness (a redefinition reaching the "
+            "checking code): " + "; ".join(n for n in names if n))
+
+
+def build_submission(folders, config, work, arch, jobs, log):
+    """Builds the submitted labs in a build of the course tree made apart, with
+    -Dsubmission pointing at the student files. Returns ({lab: build error or None},
+    {lab: ignored files}, {lab: why the symbol audit rejected it, or None})."""
+    student, build = work / "student", work / "build"
+    errors, ignored, rejected = {}, {}, {}
     for folder in folders:
-        for f in folder.rglob("*"):
-            if f.is_file() and "__pycache__" not in f.parts and not f.name.startswith("."):
-                files[Path("labs") / folder.name / f.relative_to(folder)] = f
-    tree, build = work / "tree", work / "build"
-    tree.mkdir(parents=True, exist_ok=True)
-    changed = sync_tree(files, tree)
-    # Meson 1.0 gives nvcc no dependency flags, so ninja does not see a changed
-    # .cuh: a reused build is trusted only for what no submission touches.
-    if any(rel.parts[0] != "labs" for rel in changed):
-        shutil.rmtree(build, ignore_errors=True)
-    for folder in folders:
-        shutil.rmtree(build / "labs" / folder.name, ignore_errors=True)
+        errors[folder.name], ignored[folder.name] = take_student_files(folder, config[folder.name], student)
     setup = ["meson", "setup"] + (["--reconfigure"] if (build / "build.ninja").exists() else [])
-    r = run("meson setup", setup + [str(build), str(tree), f"-Dgpu_arch={arch}"], 900, log)
+    r = run("meson setup", setup + [str(build), str(ROOT), f"-Dgpu_arch={arch}", f"-Dsubmission={student.resolve()}"],
+            900, log)
     if r.rc != 0:
-        return {f.name: "meson setup failed:\n" + tail(r.output, 25) for f in folders}
-    errors = {}
+        return {f.name: "meson setup failed:\n" + tail(r.output, 25) for f in folders}, ignored, rejected
     for folder in folders:
+        if errors[folder.name]:
+            continue
         ninja = ["ninja", "-C", str(build)] + (["-j", str(jobs)] if jobs else [])
         r = run(f"build {folder.name}", ninja + [f"labs/{folder.name}/{folder.name}"], 1800, log)
         errors[folder.name] = None if r.rc == 0 else tail(r.output, 25)
-    return errors
+        if not errors[folder.name]:
+            rejected[folder.name] = audit_symbols(build, folder.name)
+    return errors, ignored, rejected
 
 
 # ---- main ----------------------------------------------------------------------------------
@@ -597,13 +698,19 @@ def parse_args(argv):
         description="Grade every lab on this machine's GPU (or a student's submission).",
         epilog="Exit codes: 0 all correct, 1 a lab wrong, 2 bad usage, 77 no GPU.")
     p.add_argument("--build", default="build", help="the course build folder (default: build)")
-    p.add_argument("--submission", type=Path, help="a folder of lab folders (DIR/04_reduction/...) to grade in a copy of the course")
-    p.add_argument("--sanitize", action="store_true", help="also run compute-sanitizer memcheck, racecheck and synccheck")
+    p.add_argument("--submission", type=Path,
+                   help="a folder of lab folders (DIR/04_reduction/...) whose kernel files are graded in the course's harness")
+    p.add_argument("--sanitize", dest="sanitize", action="store_true", default=True,
+                   help="run compute-sanitizer memcheck, racecheck, synccheck and initcheck (the default)")
+    p.add_argument("--no-sanitize", dest="sanitize", action="store_false", help="skip the compute-sanitizer runs")
+    p.add_argument("--parallel", type=int, default=min(8, max(1, (os.cpu_count() or 2) // 2)),
+                   help="correctness and sanitizer runs at once (default: half the CPU cores, at most 8); "
+                        "benchmarks always run one at a time")
     p.add_argument("--seed", type=int, help="input seed (default: a fresh random one, printed)")
     p.add_argument("--labs", help="only these labs, by number or name: 02,04_reduction")
     p.add_argument("--config", type=Path, default=ROOT / "tools" / "grading.toml", help="points and thresholds")
     p.add_argument("--out", type=Path, help="output folder (default: BUILD/grade/<UTC time>)")
-    p.add_argument("--work", type=Path, help="with --submission: reuse this folder for the copied tree and its build")
+    p.add_argument("--work", type=Path, help="with --submission: reuse this folder for the student files and their build")
     p.add_argument("--arch", default="auto", help="with --submission: gpu_arch of its build (default: auto)")
     p.add_argument("--jobs", type=int, help="with --submission: parallel compile jobs (default: ninja's)")
     p.add_argument("--preflight", action="store_true",
@@ -611,9 +718,13 @@ def parse_args(argv):
     p.add_argument("--correctness-only", action="store_true", help="skip the benchmark runs (no performance points)")
     p.add_argument("--expect-zero-correctness", action="store_true",
                    help="for tests/broken/: exit 0 only when every graded lab scored zero for correctness")
+    p.add_argument("--expect-zero-performance", action="store_true",
+                   help="for tests/broken/: exit 0 only when every graded lab is correct and scored zero for performance")
     args = p.parse_args(argv)
     if args.seed is not None and args.seed < 0:
         p.error("--seed must be >= 0")
+    if args.parallel < 1:
+        p.error("--parallel must be >= 1")
     return args
 
 
@@ -665,24 +776,23 @@ def grade(args):
 
     out = output_folder(args)
     (out / "logs").mkdir(exist_ok=True)
-    records_path = out / "records.jsonl"
-    records_path.write_text("")
     build = Path(args.build)
-    build_errors = {}
+    build_errors, ignored, rejected = {}, {}, {}
     work_tmp = None
     if args.submission:
         if not args.work:
             work_tmp = tempfile.TemporaryDirectory(prefix="cudalabs-grade-")
         work = args.work or Path(work_tmp.name)
-        print(f"grade: building {', '.join(labs)} of {args.submission} in a copy of the course ({work})", flush=True)
+        print(f"grade: building {', '.join(labs)} of {args.submission} in the course's harness ({work})", flush=True)
         with open(out / "logs" / "build.txt", "w") as log:
-            build_errors = build_submission([f for f in folders if f.name in labs], work, args.arch, args.jobs, log)
+            build_errors, ignored, rejected = build_submission([f for f in folders if f.name in labs], config, work,
+                                                               args.arch, args.jobs, log)
         build = work / "build"
 
     header = (f"cudalabs grade: seed {seed} (repeat with --seed {seed}); "
               f"{'submission ' + str(args.submission) if args.submission else 'course build ' + str(build)}"
-              f"{'; compute-sanitizer on' if args.sanitize else ''}")
-    results = []
+              f"; compute-sanitizer {'on (' + ', '.join(SANITIZERS) + ')' if args.sanitize else 'off (--no-sanitize)'}")
+    results = {}
 
     def progress(lab, verdict):
         # The header waits for the first lab: without a GPU, one line says only that.
@@ -691,23 +801,49 @@ def grade(args):
         print(f"  {lab:<28} {verdict}", flush=True)
 
     try:
+        to_check = []
         for lab in labs:
-            cfg = config[lab]
-            prog = build / "labs" / lab / lab
+            cfg, prog = config[lab], build / "labs" / lab / lab
             if build_errors.get(lab):
-                results.append(LabResult(lab, cfg, status="does not build", note=build_errors[lab]))
+                results[lab] = LabResult(lab, cfg, status="does not build", note=build_errors[lab])
+            elif rejected.get(lab):
+                results[lab] = LabResult(lab, cfg, problems=[f"rejected: {rejected[lab]}"])
             elif not prog.is_file():
-                results.append(LabResult(lab, cfg, status="not built", note=f"no {prog}"))
+                results[lab] = LabResult(lab, cfg, status="not built", note=f"no {prog}")
             else:
-                with open(out / "logs" / f"{lab}.txt", "w") as log:
-                    first = not any(r.status == "graded" for r in results)
-                    results.append(grade_lab(lab, prog, cfg, seed, args, records_path, log, first))
-            res = results[-1]
-            verdict = res.status if res.status != "graded" else "correct" if res.correct else "WRONG"
-            progress(lab, f"{verdict} ({res.seconds:.0f} s)" if res.status == "graded" else verdict)
+                to_check.append(lab)
+        # The first lab alone: without a GPU it says so before anything else runs.
+        if to_check:
+            first = to_check[0]
+            results[first] = check_lab(first, build / "labs" / first / first, config[first], seed, args, out, first=True)
+            progress(first, "checked" if not results[first].problems else "WRONG")
+        with ThreadPoolExecutor(max_workers=args.parallel) as pool:
+            futures = {lab: pool.submit(check_lab, lab, build / "labs" / lab / lab, config[lab], seed, args, out)
+                       for lab in to_check[1:]}
+            for lab, future in futures.items():
+                try:
+                    results[lab] = future.result()
+                except NoGpu as e:  # a later lab found no device: the GPU went away
+                    results[lab] = LabResult(lab, config[lab], problems=[f"no GPU: {e}"])
+                progress(lab, "checked" if not results[lab].problems else "WRONG")
+        if not args.correctness_only:
+            for lab in to_check:
+                res = results[lab]
+                if res.status == "graded" and not res.problems:
+                    benchmark_lab(res, build / "labs" / lab / lab, seed, args, out)
+        for lab in labs:
+            res = results[lab]
+            if ignored.get(lab):
+                res.notes.append(f"ignored (not the lab's kernel files): {', '.join(ignored[lab])}")
+            finish_lab(res, args)
     finally:
         if work_tmp:
             work_tmp.cleanup()
+    results = [results[lab] for lab in labs]
+    with open(out / "records.jsonl", "w") as f:
+        for res in results:
+            for r in res.records:
+                f.write(json.dumps(r) + "\n")
 
     gpus = sorted({r.get("gpu") for res in results for r in res.records if r.get("gpu")})
     header += f"; GPU {', '.join(gpus) or 'unknown'}"
@@ -718,6 +854,8 @@ def grade(args):
     graded = [r for r in results if r.graded]
     if args.expect_zero_correctness:
         return expect_zero(graded, build_errors)
+    if args.expect_zero_performance:
+        return expect_zero_performance(graded)
     return 0 if graded and all(r.correct for r in graded) else 1
 
 
@@ -736,6 +874,26 @@ def expect_zero(graded, build_errors):
             status = 1
         else:
             print(f"expect-zero-correctness: ok: {res.lab} rejected: {res.problems[0].splitlines()[0]}")
+    return status
+
+
+def expect_zero_performance(graded):
+    """A broken-kernel test whose kernel is right but whose speed is impossible:
+    the lab must pass correctness and score zero for performance."""
+    if not graded:
+        print("expect-zero-performance: no lab was graded: this test tests nothing")
+        return 1
+    status = 0
+    for res in graded:
+        if not res.correct:
+            print(f"expect-zero-performance: {res.lab} failed correctness, so it tests nothing here: {res.problems[:1]}")
+            status = 1
+        elif res.performance_score > 0 or not res.perf.get("implausible"):
+            print(f"expect-zero-performance: FAIL: {res.lab} earned {res.performance_score:g} performance points: "
+                  f"{res.perf.get('text')}")
+            status = 1
+        else:
+            print(f"expect-zero-performance: ok: {res.lab}: {res.perf['text']}")
     return status
 
 

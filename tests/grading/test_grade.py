@@ -9,6 +9,7 @@ a GPU. Run: python3 tests/grading/test_grade.py
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -158,6 +159,16 @@ class Scoring(unittest.TestCase):
         self.assertEqual(perf["size"], "m=4096 n=4096 k=4096")
         self.assertAlmostEqual(perf["score"], 2.0)
 
+    def test_an_implausible_result_earns_no_performance_points(self):
+        records = [dict(r) for r in self.of("02_timed_vector_add")]
+        judged = max((r for r in records if r["variant"] == "float4" and r.get("timed")), key=grade.size_product)
+        judged.update(implausible=True, implausible_why="8800 GB/s is above what the memory can deliver")
+        perf = grade.judge_performance(records, self.config["02_timed_vector_add"])
+        self.assertEqual(perf["score"], 0)
+        self.assertTrue(perf["implausible"])
+        self.assertIn("IMPLAUSIBLE", perf["text"])
+        self.assertIn("above what the memory can deliver", perf["text"])
+
     def test_missing_variant_scores_zero_and_says_why(self):
         cfg = dict(self.config["02_timed_vector_add"], variant="float8")
         perf = grade.judge_performance(self.of("02_timed_vector_add"), cfg)
@@ -165,26 +176,84 @@ class Scoring(unittest.TestCase):
         self.assertIn("float8", perf["text"])
 
 
-class SyncTree(unittest.TestCase):
-    def test_only_changed_files_are_rewritten(self):
+class Submission(unittest.TestCase):
+    def test_only_student_files_are_taken_and_the_rest_named(self):
+        cfg = {"student_files": ["vector_add.cuh"]}
         with tempfile.TemporaryDirectory() as tmp:
-            src, dest = Path(tmp) / "src", Path(tmp) / "dest"
-            (src / "a").mkdir(parents=True)
-            (src / "a" / "same.txt").write_text("same")
-            (src / "a" / "new.txt").write_text("new")
-            (dest / "a").mkdir(parents=True)
-            (dest / "a" / "same.txt").write_text("same")
-            (dest / "a" / "new.txt").write_text("old")
-            (dest / "a" / "stale.txt").write_text("stale")
-            os.utime(dest / "a" / "same.txt", (1000, 1000))
-            os.utime(dest / "a" / "new.txt", (1000, 1000))
-            files = {p.relative_to(src): p for p in src.rglob("*") if p.is_file()}
-            grade.sync_tree(files, dest)
-            self.assertEqual((dest / "a" / "same.txt").stat().st_mtime, 1000)
-            self.assertEqual((dest / "a" / "new.txt").read_text(), "new")
-            self.assertGreater((dest / "a" / "new.txt").stat().st_mtime, 1000)
-            self.assertFalse((dest / "a" / "stale.txt").exists())
+            folder, dest = Path(tmp) / "01_vector_add", Path(tmp) / "student"
+            folder.mkdir()
+            (folder / "vector_add.cuh").write_text("// the student's kernel")
+            (folder / "main.cu").write_text("// a replaced host program: must be ignored")
+            (folder / "notes.txt").write_text("hi")
+            error, ignored = grade.take_student_files(folder, cfg, dest)
+            self.assertIsNone(error)
+            self.assertEqual(ignored, ["main.cu", "notes.txt"])
+            self.assertEqual(sorted(p.name for p in (dest / "01_vector_add").iterdir()), ["vector_add.cuh"])
 
+    def test_a_missing_student_file_is_an_error_not_the_course_copy(self):
+        cfg = {"student_files": ["reduction.cuh", "reduction_driver.cuh"]}
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp) / "04_reduction"
+            folder.mkdir()
+            (folder / "reduction.cuh").write_text("//")
+            error, _ = grade.take_student_files(folder, cfg, Path(tmp) / "student")
+            self.assertIn("lacks reduction_driver.cuh", error)
+
+    def test_every_lab_names_its_student_files_and_they_exist(self):
+        config = grade.load_config(ROOT / "tools" / "grading.toml", grade.lab_names(ROOT))
+        for lab, cfg in config.items():
+            with self.subTest(lab=lab):
+                kernels = ROOT / "labs" / lab / "kernels.cu"
+                if not kernels.is_file():
+                    self.assertEqual(cfg["student_files"], [], f"{lab} has no kernels.cu, so no student files")
+                    continue
+                self.assertTrue(cfg["student_files"], f"{lab}: tools/grading.toml lists no student_files")
+                for f in cfg["student_files"]:
+                    self.assertTrue((ROOT / "labs" / lab / f).is_file(), f"{lab}/{f} does not exist")
+                # main.cu never includes the lab's own kernel files: they reach it only through kernels.hpp.
+                main = (ROOT / "labs" / lab / "main.cu").read_text()
+                for f in cfg["student_files"]:
+                    self.assertNotRegex(main, r'#include\s*[<"]' + f.replace(".", r"\.") + r'[>"]',
+                                        f"{lab}/main.cu includes the student file {f}")
+
+
+class SymbolAudit(unittest.TestCase):
+    """The student's object may define its own symbols and the lab's interface,
+    never a symbol the course's code defines or uses."""
+
+    def build(self, tmp, student_src):
+        (tmp / "labs" / "01_x" / "01_x.p").mkdir(parents=True)
+        (tmp / "common").mkdir()
+        main = tmp / "main.cpp"
+        main.write_text("namespace cudalabs { int checker(int); }\n"
+                        "namespace lab01 { int launch(int); }\n"
+                        "int main() { return cudalabs::checker(lab01::launch(1)); }\n")
+        student = tmp / "student.cpp"
+        student.write_text(student_src)
+        gxx = shutil.which("g++")
+        subprocess.run([gxx, "-c", main, "-o", tmp / "labs" / "01_x" / "01_x.p" / "main.cu.o"], check=True)
+        subprocess.run([gxx, "-c", student, "-o", tmp / "student.o"], check=True)
+        subprocess.run(["ar", "rcs", tmp / "labs" / "01_x" / "lib01_x_kernels.a", tmp / "student.o"], check=True)
+
+    def audit(self, student_src):
+        if not shutil.which("g++") or not shutil.which("nm"):
+            self.skipTest("needs g++ and nm")
+        with tempfile.TemporaryDirectory() as tmp:
+            self.build(Path(tmp), student_src)
+            return grade.audit_symbols(Path(tmp), "01_x")
+
+    def test_own_symbols_and_the_interface_pass(self):
+        self.assertIsNone(self.audit("static int helper(int x) { return x + 1; }\n"
+                                     "int student_kernel_stub(int x) { return x; }\n"
+                                     "namespace lab01 { int launch(int x) { return helper(x); } }\n"))
+
+    def test_redefining_the_checker_is_rejected(self):
+        why = self.audit("namespace cudalabs { int checker(int) { return 0; } }\n"
+                         "namespace lab01 { int launch(int x) { return x; } }\n")
+        self.assertIn("cudalabs::checker", why)
+
+
+class SubmissionFolders(unittest.TestCase):
     def test_submission_folders_must_be_labs(self):
         labs = ["01_vector_add", "04_reduction"]
         with tempfile.TemporaryDirectory() as tmp:
@@ -223,7 +292,7 @@ class EndToEnd(unittest.TestCase):
 
     def grade(self, *args, mode="", config=FIXTURES / "grading.toml", env=None):
         cmd = [sys.executable, str(GRADE), "--build", str(self.build), "--out", str(self.out),
-               "--config", str(config), "--seed", "1234", *args]
+               "--config", str(config), "--seed", "1234", *(args if "--sanitize" in args else ("--no-sanitize", *args))]
         env = env or dict(self.env, FAKE_LAB_MODE=mode)
         p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
         return p.returncode, p.stdout + p.stderr
@@ -297,6 +366,29 @@ class EndToEnd(unittest.TestCase):
         rc, out = self.grade("--labs", "04", "--expect-zero-correctness")
         self.assertEqual(rc, 1, out)
         self.assertIn("accepted the broken 04_reduction", out)
+
+    def test_sanitizer_runs_every_tool_at_two_sizes_and_a_report_fails_the_lab(self):
+        bin_dir = Path(self.tmp.name) / "bin"
+        fake = bin_dir / "compute-sanitizer"
+        # A sanitizer that runs the program and reports an error for one tool on lab 04.
+        fake.write_text('#!/bin/sh\necho "$@" >> "$SANITIZER_LOG"\ntool=$2; shift 6\n'
+                        'case "$1:$tool" in *04_reduction:initcheck) echo "========= Uninitialized __global__ memory read"; '
+                        'echo "========= ERROR SUMMARY: 1 error"; exit 1;; esac\nexec "$@"\n')
+        fake.chmod(0o755)
+        log = Path(self.tmp.name) / "sanitizer.log"
+        env = dict(self.env, SANITIZER_LOG=str(log))
+        rc, out = self.grade("--labs", "01,04", "--sanitize", env=env)
+        self.assertEqual(rc, 1, out)
+        tests = self.results()
+        self.assertEqual(tests["01_vector_add: correctness"]["score"], 10)
+        self.assertIn("initcheck", tests["01_vector_add: correctness"]["output"])
+        self.assertEqual(tests["04_reduction: correctness"]["score"], 0)
+        self.assertIn("Uninitialized __global__ memory read", tests["04_reduction: correctness"]["output"])
+        calls = log.read_text().splitlines()
+        for tool in grade.SANITIZERS:
+            self.assertTrue(any(f"--tool {tool}" in c and "01_vector_add --quick" in c for c in calls), tool)
+        # The lab's medium, odd size from the config, under every tool.
+        self.assertTrue(any("--tool memcheck" in c and "--size 100003" in c for c in calls), calls)
 
     def test_no_nvidia_smi_is_one_line_and_77(self):
         env = dict(self.env, PATH=str(Path(self.tmp.name) / "empty"))
