@@ -16,8 +16,8 @@
 #include <cudalabs/random.hpp>
 #include <cudalabs/reference.hpp>
 
-#include "../01_vector_add/vector_add.cuh"
-#include "vector_add_variants.cuh"
+#include "../01_vector_add/vector_add.cuh"  // the course's lab 01 kernel and CPU loop: the one_per_thread and cpu rows
+#include "kernels.hpp"
 
 int main(int argc, char** argv) {
   const cudalabs::LabSpec spec{
@@ -38,9 +38,19 @@ int main(int argc, char** argv) {
   return cudalabs::run_lab(argc, argv, spec, [](cudalabs::Session& s) {
     for (const auto& point : s.points()) {
       const std::int64_t n = point.at("n");
-      const auto a = cudalabs::random_floats(n, s.seed(1), -100.0f, 100.0f);
-      const auto b = cudalabs::random_floats(n, s.seed(2), -100.0f, 100.0f);
-      const auto expected = cudalabs::ref::vector_add(a, b);
+      cudalabs::DeviceBuffer<float> d_a(n, "a"), d_b(n, "b"), d_c(n, "c");
+      std::vector<float> a, b;
+      std::vector<double> expected;
+      // Inputs from a seed, on the host (the cpu row) and uploaded, and their
+      // reference: once now, and again with a fresh seed for the harness's last check.
+      auto make_inputs = [&](std::uint64_t seed) {
+        a = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 1), -100.0f, 100.0f);
+        b = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 2), -100.0f, 100.0f);
+        expected = cudalabs::ref::vector_add(a, b);
+        d_a.upload(a);
+        d_b.upload(b);
+      };
+      make_inputs(s.seed());
       // One float addition rounds once: within half an ulp (2^-24 relative) of the exact sum.
       const cudalabs::Tolerance tol{.abs = 0, .rel = 6e-8};
       const cudalabs::Work work{.bytes = 3.0 * 4 * n, .flops = 1.0 * n};
@@ -53,11 +63,12 @@ int main(int argc, char** argv) {
                    .run = [&](cudaStream_t) { vector_add_cpu(a.data(), b.data(), c.data(), n); },
                    .check = [&] { return cudalabs::check_close(c, expected, tol); },
                    .poison = [&](cudaStream_t) { std::fill(c.begin(), c.end(), NAN); },
+                   .new_inputs = make_inputs,
+                   .expect = cudalabs::Expect::host,
                    .ceiling = cudalabs::CeilingKind::none,
                    .clock = cudalabs::Clock::host});
       }
 
-      cudalabs::DeviceBuffer<float> d_a(a, "a"), d_b(b, "b"), d_c(n, "c");
       auto device_check = [&] { return cudalabs::check_close(d_c.download(), expected, tol); };
       auto poison = [&](cudaStream_t st) { d_c.poison(st); };
 
@@ -68,28 +79,31 @@ int main(int argc, char** argv) {
                    .run = [&](cudaStream_t st) { vector_add(d_a.data(), d_b.data(), d_c.data(), n, st); },
                    .check = device_check,
                    .poison = poison,
+                   .new_inputs = make_inputs,
                    .resources = cudalabs::resources_of(vector_add_kernel, vector_add_block)});
 
       if (s.selected("grid_stride")) {
-        const unsigned blocks = resident_blocks(vector_add_grid_stride_kernel, grid_stride_block, n);
+        const unsigned blocks = lab02::vector_add_grid_stride_blocks(n);
         s.measure({.variant = "grid_stride",
                    .size = point,
                    .work = work,
-                   .run = [&](cudaStream_t st) { vector_add_grid_stride(d_a.data(), d_b.data(), d_c.data(), n, blocks, st); },
+                   .run = [&](cudaStream_t st) { lab02::vector_add_grid_stride(d_a.data(), d_b.data(), d_c.data(), n, blocks, st); },
                    .check = device_check,
                    .poison = poison,
-                   .resources = cudalabs::resources_of(vector_add_grid_stride_kernel, grid_stride_block)});
+                   .new_inputs = make_inputs,
+                   .resources = lab02::vector_add_grid_stride_resources()});
       }
 
       if (s.selected("float4")) {
-        const unsigned blocks = resident_blocks(vector_add_float4_kernel, grid_stride_block, std::max<std::int64_t>(n / 4, 1));
+        const unsigned blocks = lab02::vector_add_float4_blocks(n);
         s.measure({.variant = "float4",
                    .size = point,
                    .work = work,
-                   .run = [&](cudaStream_t st) { vector_add_float4(d_a.data(), d_b.data(), d_c.data(), n, blocks, st); },
+                   .run = [&](cudaStream_t st) { lab02::vector_add_float4(d_a.data(), d_b.data(), d_c.data(), n, blocks, st); },
                    .check = device_check,
                    .poison = poison,
-                   .resources = cudalabs::resources_of(vector_add_float4_kernel, grid_stride_block)});
+                   .new_inputs = make_inputs,
+                   .resources = lab02::vector_add_float4_resources()});
       }
     }
   });

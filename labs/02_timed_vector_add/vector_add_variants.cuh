@@ -3,6 +3,7 @@
 // the load width change. The lesson of the measurements (results/h100): at
 // 2^28 elements all three move the bytes at about the copy bandwidth — vector
 // add is limited by DRAM, not by how the threads are arranged.
+#include <algorithm>
 #include <cstdint>
 
 #include <cudalabs/device.hpp>
@@ -49,6 +50,16 @@ unsigned resident_blocks(Kernel* kernel, int block, std::int64_t items_per_threa
   const std::int64_t full = static_cast<std::int64_t>(per_sm) * dev.sm_count;
   const std::int64_t needed = cudalabs::ceil_div<std::int64_t>(items_per_thread_pass, block);
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min(full, needed)));
+}
+
+// The grids of the two launchers for n elements (asked once per size, outside
+// the timed runs: the occupancy API is a host call). float4 needs a quarter of
+// the threads.
+inline unsigned vector_add_grid_stride_blocks(std::int64_t n) {
+  return resident_blocks(vector_add_grid_stride_kernel, grid_stride_block, n);
+}
+inline unsigned vector_add_float4_blocks(std::int64_t n) {
+  return resident_blocks(vector_add_float4_kernel, grid_stride_block, std::max<std::int64_t>(n / 4, 1));
 }
 
 inline void vector_add_grid_stride(const float* a, const float* b, float* c, std::int64_t n, unsigned blocks,

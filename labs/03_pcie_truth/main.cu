@@ -16,13 +16,14 @@
 //   pinned_end_to_end   the round trip with pinned memory (CUDA events)
 //
 // Run: make run LAB=03    (defaults: n = 2^20, 2^22, 2^24, 2^26)
-#include <cstring>
+#include <algorithm>
 
 #include <cudalabs/lab.hpp>
-#include <cudalabs/random.hpp>
-#include <cudalabs/reference.hpp>
 
+// Lab 03 has no kernel of its own, so no kernels.cu and no student file: it
+// times copies and the course's lab 01 kernel, included from the course tree.
 #include "../01_vector_add/vector_add.cuh"
+#include "round_trip_inputs.hpp"
 
 namespace {
 
@@ -75,20 +76,32 @@ int main(int argc, char** argv) {
     const cudalabs::GivenCeiling link{"pcie_link_gbps", s.device().pcie_gbps()};
     for (const auto& point : s.points()) {
       const std::int64_t n = point.at("n");
-      const auto a = cudalabs::random_floats(n, s.seed(1), -100.0f, 100.0f);
-      const auto b = cudalabs::random_floats(n, s.seed(2), -100.0f, 100.0f);
-      const auto expected = cudalabs::ref::vector_add(a, b);
       const cudalabs::Tolerance add_tol{.abs = 0, .rel = 6e-8};  // one rounding
       const cudalabs::Tolerance copy_tol{.abs = 0, .rel = 0};    // copies are exact
       const double vec_bytes = 4.0 * n;
 
+      RoundTripInputs in(n);
+      const auto& a = in.a;
+      const auto& b = in.b;
+      const auto& expected = in.expected;
       std::vector<float> pageable_c(n);
-      cudalabs::PinnedBuffer<float> pinned_a(n, "pinned a"), pinned_b(n, "pinned b"), pinned_c(n, "pinned c");
-      std::memcpy(pinned_a.data(), a.data(), n * sizeof(float));
-      std::memcpy(pinned_b.data(), b.data(), n * sizeof(float));
-      const HostSide pageable{const_cast<float*>(a.data()), const_cast<float*>(b.data()), pageable_c.data()};
-      const HostSide pinned{pinned_a.data(), pinned_b.data(), pinned_c.data()};
+      cudalabs::PinnedBuffer<float> pinned_c(n, "pinned c");
+      const HostSide pageable{in.a.data(), in.b.data(), pageable_c.data()};
+      const HostSide pinned{in.pinned_a.data(), in.pinned_b.data(), pinned_c.data()};
       cudalabs::DeviceBuffer<float> d_a(n, "a"), d_b(n, "b"), d_c(n, "c");
+
+      auto make_inputs = [&](std::uint64_t seed) { in.draw(seed, s.stream()); };
+      make_inputs(s.seed());
+      // For the variants that start from data already on the GPU: a and b there,
+      // and for the downloads c = a + b too.
+      auto inputs_on_device = [&](std::uint64_t seed) {
+        make_inputs(seed);
+        upload(pinned, d_a.data(), d_b.data(), n, s.stream());
+      };
+      auto sums_on_device = [&](std::uint64_t seed) {
+        inputs_on_device(seed);
+        vector_add(d_a.data(), d_b.data(), d_c.data(), n, s.stream());
+      };
 
       auto check_inputs_on_device = [&] {
         return cudalabs::both(cudalabs::check_close(d_a.download(), a, copy_tol),
@@ -103,6 +116,8 @@ int main(int argc, char** argv) {
                    .run = [&](cudaStream_t) { vector_add_cpu(a.data(), b.data(), pageable_c.data(), n); },
                    .check = [&] { return cudalabs::check_close(pageable_c, expected, add_tol); },
                    .poison = [&](cudaStream_t) { std::fill(pageable_c.begin(), pageable_c.end(), NAN); },
+                   .new_inputs = make_inputs,
+                   .expect = cudalabs::Expect::host,
                    .ceiling = cudalabs::CeilingKind::none,
                    .clock = cudalabs::Clock::host});
 
@@ -114,6 +129,7 @@ int main(int argc, char** argv) {
                    .run = [&](cudaStream_t st) { vector_add(d_a.data(), d_b.data(), d_c.data(), n, st); },
                    .check = [&] { return cudalabs::check_close(d_c.download(), expected, add_tol); },
                    .poison = [&](cudaStream_t st) { d_c.poison(st); },
+                   .new_inputs = inputs_on_device,
                    .resources = cudalabs::resources_of(vector_add_kernel, vector_add_block)});
       }
 
@@ -130,6 +146,8 @@ int main(int argc, char** argv) {
                      .run = [&](cudaStream_t st) { upload(host, d_a.data(), d_b.data(), n, st); },
                      .check = check_inputs_on_device,
                      .poison = poison_inputs,
+                     .new_inputs = make_inputs,
+                     .expect = cudalabs::Expect::copies,
                      .ceiling = cudalabs::CeilingKind::given,
                      .given_ceiling = link,
                      .clock = clock});
@@ -143,6 +161,8 @@ int main(int argc, char** argv) {
                      .run = [&](cudaStream_t st) { download(host, d_c.data(), n, st); },
                      .check = [&] { return cudalabs::check_close({host.c, static_cast<std::size_t>(n)}, expected, add_tol); },
                      .poison = [&](cudaStream_t) { std::fill(host.c, host.c + n, NAN); },
+                     .new_inputs = sums_on_device,
+                     .expect = cudalabs::Expect::copies,
                      .ceiling = cudalabs::CeilingKind::given,
                      .given_ceiling = link,
                      .clock = clock});
@@ -160,6 +180,8 @@ int main(int argc, char** argv) {
                          },
                      .check = [&] { return cudalabs::check_close({host.c, static_cast<std::size_t>(n)}, expected, add_tol); },
                      .poison = [&](cudaStream_t st) { std::fill(host.c, host.c + n, NAN); poison_inputs(st); d_c.poison(st); },
+                     .new_inputs = make_inputs,
+                     .expect = cudalabs::Expect::copies,
                      .ceiling = cudalabs::CeilingKind::none,
                      .clock = clock});
       }

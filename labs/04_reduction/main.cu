@@ -12,10 +12,10 @@
 //   cub    cub::DeviceReduce::Sum (the library baseline, measured first)
 //   tree   one element per thread, halving tree in shared memory, one launch per level
 //
-// Run: make run LAB=04    (defaults: n = 2^20, 2^28)
+// Run: make run LAB=04    (defaults: n = 2^20, 2^28; --inputs cancel sums +v/-v pairs among small values)
 #include <cudalabs/lab.hpp>
 
-#include "reduction.cuh"
+#include "kernels.hpp"
 #include "reduction_driver.cuh"
 
 int main(int argc, char** argv) {
@@ -29,14 +29,15 @@ int main(int argc, char** argv) {
                "(4 MB, in L2) it takes a few microseconds and launch overhead dominates.",
       .sizes = {reduction_size()},
       .variants = {cub_variant(), {"tree", "one element per thread, halving tree in shared memory, one launch per level"}},
+      .flags = {inputs_flag()},
   };
   return cudalabs::run_lab(argc, argv, spec, [](cudalabs::Session& s) {
     for (const auto& point : s.points()) {
       SumProblem problem(s, point.at("n"));
       measure_cub(s, point, problem);
       if (s.selected("tree"))
-        measure_multi_pass(s, point, problem, "tree", reduce_tree, tree_per_block,
-                           cudalabs::resources_of(reduce_tree_kernel, tree_block));
+        measure_multi_pass(s, point, problem, "tree", lab04::reduce_tree, lab04::reduce_tree_per_block(),
+                           lab04::reduce_tree_resources());
     }
   });
 }

@@ -3,10 +3,14 @@
 // the input and its CPU reference at one size, the library baseline
 // (cub::DeviceReduce::Sum), and the driver that finishes a block-level
 // reduction on the GPU by launching it again over its own partial sums.
+// The course's file, never a student's: each lab's main.cu includes it, and it
+// reaches a student's kernels only through the lab's kernels.hpp (a pass
+// function and its elements per block).
 //
 // Every variant leaves the whole sum as one float in device memory, so its time
 // compares with CUB's: nothing is finished on the host.
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -42,25 +46,97 @@ inline cudalabs::VariantInfo cub_variant() {
   return {"cub", "cub::DeviceReduce::Sum, the library baseline (CUB ships with the CUDA Toolkit)", true};
 }
 
+// --inputs: which values are summed (SumProblem says why each).
+enum class SumInputs { uniform, cancel };
+
+inline cudalabs::ExtraFlag inputs_flag() {
+  return {.name = "inputs",
+          .help = "uniform: floats in [-1, 1); cancel: 3/4 of them +v/-v pairs, v in [512, 1024), that cancel exactly, "
+                  "the rest in [0, 1)",
+          .kind = cudalabs::ExtraFlag::Kind::text,
+          .default_value = "uniform"};
+}
+
+inline SumInputs sum_inputs(const cudalabs::Session& s) {
+  const std::string kind = s.options().text("inputs");
+  if (kind == "uniform") return SumInputs::uniform;
+  if (kind == "cancel") return SumInputs::cancel;
+  throw cudalabs::UsageError("--inputs " + kind + ": no such input kind. Use --inputs uniform or --inputs cancel.");
+}
+
+inline constexpr float cancel_pair_min = 512.0f, cancel_pair_max = 1024.0f;
+
+// n floats whose sum cancels: floor(3n / 8) pairs +v, -v with v uniform in
+// [512, 1024), the rest (about n / 4) uniform in [0, 1), shuffled. The pairs add
+// to exactly 0, so the sum is that of the small values alone, about n / 8: never
+// near 0, so a kernel that writes 0 or loses the small values fails too.
+inline std::vector<float> cancelling_floats(std::int64_t n, std::uint64_t seed) {
+  std::vector<float> x = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 1), 0.0f, 1.0f);
+  const std::int64_t pairs = 3 * n / 8;
+  if (pairs > 0) {
+    const auto v = cudalabs::random_floats(pairs, cudalabs::mix_seed(seed, 2), cancel_pair_min, cancel_pair_max);
+    for (std::int64_t i = 0; i < pairs; ++i) {
+      x[2 * i] = v[i];
+      x[2 * i + 1] = -v[i];
+    }
+  }
+  // Fisher-Yates with draws from the counter-based generator: the same order on
+  // every machine, and the pairs land anywhere in the tree of any kernel.
+  const auto draw = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 3), 0.0f, 1.0f);
+  for (std::int64_t i = n - 1; i > 0; --i) {
+    const auto j = std::min(i, static_cast<std::int64_t>(static_cast<double>(draw[i]) * static_cast<double>(i + 1)));
+    std::swap(x[i], x[j]);
+  }
+  return x;
+}
+
 // One size: the input on the device, the double-precision CPU sum, the output.
 //
-// Inputs are uniform in [-1, 1): never all ones, so a dropped or doubled
-// element moves the sum by up to 1 while the allowed error at 2^28 is 0.06
-// (cudalabs::sum_tolerance). The input starts `offset` floats into its buffer
-// (lab 07's --offset, to test loads that are not 16-byte aligned); the floats
-// before it and the 4 after it are NaN: a kernel that reads an element too many,
-// inside the allocation where compute-sanitizer cannot see it, gets NaN and fails.
+// --inputs uniform (the default): floats uniform in [-1, 1), never all ones, so a
+// dropped or doubled element moves the sum by up to 1 while the allowed error at
+// 2^28 is 0.06 (cudalabs::sum_tolerance).
+//
+// --inputs cancel: cancelling_floats, a sum with cancellation (the sum of |x| is
+// ~4600x the sum). The tolerance is sum_tolerance(n, 1024), the uniform one's
+// model scaled to these values: each float addition rounds by at most 2^-24 of
+// the partial sum it makes, and partial sums of values at random signs and places
+// grow like a random walk, so a tree (or atomic, or grid-stride) float sum errs by
+// ~2^-24 * rms * sqrt(n * depth). The rms here is 0.66 * 1024 (uniform: 0.58 * 1),
+// so 64 * 2^-24 * sqrt(n) * 1024 keeps the uniform margin: 4.0 at n = 10^6 (plus
+// 1e-6 of the ~125000 sum). A CPU replay of the tree, two_loads, warp_shuffle and
+// float4 orders in float on these inputs (5 seeds) erred by at most 0.18 at 10^6
+// and 1.1 at 2^26 (tolerance 40): 22x under it or better. The double reference
+// errs by ~1e-10. What fails that the uniform input may let through: a dropped,
+// doubled or sign-flipped pair value moves the sum by >= 512, over 100x the
+// tolerance, and 3/4 of the elements are pair values (a dropped small value is
+// the uniform run's to catch); a half or bf16 accumulator overflows or errs by
+// far more than 4.
+//
+// The input starts `offset` floats into its buffer (lab 07's --offset, to test
+// loads that are not 16-byte aligned); the floats before it and the 4 after it
+// are NaN: a kernel that reads an element too many, inside the allocation where
+// compute-sanitizer cannot see it, gets NaN and fails.
 class SumProblem {
  public:
   static constexpr std::int64_t guard = 4;  // one float4's worth of NaN past the end
 
   SumProblem(const cudalabs::Session& s, std::int64_t n, std::int64_t offset = 0)
-      : n_(n), offset_(offset), tolerance_(cudalabs::sum_tolerance(n)), storage_(offset + n + guard, "input"),
-        output_(1, "sum") {
-    const std::vector<float> host = cudalabs::random_floats(n, s.seed(1), -1.0f, 1.0f);
-    expected_ = cudalabs::ref::sum(host);
+      : n_(n), offset_(offset), inputs_(sum_inputs(s)), storage_(offset + n + guard, "input"), output_(1, "sum") {
+    const bool pairs = inputs_ == SumInputs::cancel && 3 * n / 8 > 0;
+    tolerance_ = cudalabs::sum_tolerance(n, pairs ? cancel_pair_max : 1.0);
     storage_.poison();
-    CUDALABS_CHECK(cudaMemcpy(storage_.data() + offset, host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+    new_inputs(s.seed());
+  }
+
+  // The input values drawn from `seed` (buffer 1: mix_seed(seed, 1)), uploaded
+  // between the NaN guards, and their sum. The harness calls it with a fresh seed
+  // before its last check.
+  void new_inputs(std::uint64_t seed) {
+    const std::vector<float> host = inputs_ == SumInputs::cancel
+                                        ? cancelling_floats(n_, cudalabs::mix_seed(seed, 1))
+                                        : cudalabs::random_floats(n_, cudalabs::mix_seed(seed, 1), -1.0f, 1.0f);
+    expected_ = cudalabs::ref::sum(host);
+    CUDALABS_CHECK(cudaMemcpy(storage_.data() + offset_, host.data(), n_ * sizeof(float), cudaMemcpyHostToDevice));
     // A copy from pageable memory may return before its DMA lands, and the lab
     // runs on a stream that does not wait for the legacy stream: wait here.
     CUDALABS_CHECK(cudaDeviceSynchronize());
@@ -78,6 +154,7 @@ class SumProblem {
 
  private:
   std::int64_t n_, offset_;
+  SumInputs inputs_;
   double expected_ = 0;
   cudalabs::Tolerance tolerance_;
   cudalabs::DeviceBuffer<float> storage_, output_;
@@ -101,6 +178,7 @@ inline const cudalabs::Record& measure_sum(cudalabs::Session& s, const cudalabs:
                           p.poison_output(st);
                           if (poison_scratch) poison_scratch(st);
                         },
+                    .new_inputs = [&p](std::uint64_t seed) { p.new_inputs(seed); },
                     .resources = resources,
                     .extra = std::move(extra)});
 }

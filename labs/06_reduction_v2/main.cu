@@ -10,11 +10,11 @@
 //   cub        cub::DeviceReduce::Sum (the library baseline, measured first)
 //   two_loads  each thread adds two elements as it loads, then lab 04's tree; one launch per level
 //
-// Run: make run LAB=06    (defaults: n = 2^20, 2^28)
+// Run: make run LAB=06    (defaults: n = 2^20, 2^28; --inputs cancel sums +v/-v pairs among small values)
 #include <cudalabs/lab.hpp>
 
 #include "../04_reduction/reduction_driver.cuh"
-#include "reduction_v2.cuh"
+#include "kernels.hpp"
 
 int main(int argc, char** argv) {
   const cudalabs::LabSpec spec{
@@ -27,14 +27,15 @@ int main(int argc, char** argv) {
       .sizes = {reduction_size()},
       .variants = {cub_variant(),
                    {"two_loads", "each thread adds two elements as it loads, then lab 04's tree; one launch per level"}},
+      .flags = {inputs_flag()},
   };
   return cudalabs::run_lab(argc, argv, spec, [](cudalabs::Session& s) {
     for (const auto& point : s.points()) {
       SumProblem problem(s, point.at("n"));
       measure_cub(s, point, problem);
       if (s.selected("two_loads"))
-        measure_multi_pass(s, point, problem, "two_loads", reduce_two_loads, two_loads_per_block,
-                           cudalabs::resources_of(reduce_two_loads_kernel, two_loads_block));
+        measure_multi_pass(s, point, problem, "two_loads", lab06::reduce_two_loads, lab06::reduce_two_loads_per_block(),
+                           lab06::reduce_two_loads_resources());
     }
   });
 }

@@ -22,7 +22,6 @@
 #include <cudalabs/device.hpp>
 #include <cudalabs/error.hpp>
 #include <cudalabs/math.hpp>
-#include <cudalabs/memory.hpp>
 
 #include "../02_timed_vector_add/vector_add_variants.cuh"  // resident_blocks
 
@@ -139,35 +138,9 @@ inline void reduce_warp_shuffle_float4(const float* in, float* partials, std::in
   CUDALABS_CHECK_LAUNCH("reduce_warp_shuffle_float4_kernel");
 }
 
-// The whole sum in two launches: a grid that fills the GPU once (SMs x resident
-// blocks: 132 x 8 = 1056 blocks of 256 on an H100) writes one partial per block,
-// then a single block of the same kernel sums those partials (4 KB, in L2).
-// Deterministic and nothing to reset between runs, unlike an atomicAdd finish.
-class GridStrideSum {
- public:
-  explicit GridStrideSum(std::int64_t n)
-      : n_(n),
-        blocks_(resident_blocks(reduce_warp_shuffle_float4_kernel, float4_block, std::max<std::int64_t>(n / 4, 1))),
-        partials_(blocks_ > 1 ? blocks_ : 0, "per-block partial sums") {}
-
-  void run(const float* in, float* out, cudaStream_t stream) {
-    if (blocks_ == 1) {
-      reduce_warp_shuffle_float4(in, out, n_, 1, stream);
-      return;
-    }
-    reduce_warp_shuffle_float4(in, partials_.data(), n_, blocks_, stream);
-    reduce_warp_shuffle_float4(partials_.data(), out, blocks_, 1, stream);
-  }
-
-  void poison(cudaStream_t stream) {
-    if (partials_.size() > 0) partials_.poison(stream);
-  }
-
-  unsigned blocks() const { return blocks_; }
-  int launches() const { return blocks_ > 1 ? 2 : 1; }
-
- private:
-  std::int64_t n_;
-  unsigned blocks_;
-  cudalabs::DeviceBuffer<float> partials_;
-};
+// The grid reduce_warp_shuffle_float4 wants for n floats: every SM full (SMs x
+// resident blocks: 132 x 8 = 1056 blocks of 256 on an H100), never more blocks
+// than n / 4 float4s need. Asked once per size, outside the timed runs.
+inline unsigned warp_shuffle_float4_blocks(std::int64_t n) {
+  return resident_blocks(reduce_warp_shuffle_float4_kernel, float4_block, std::max<std::int64_t>(n / 4, 1));
+}

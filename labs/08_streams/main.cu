@@ -7,7 +7,7 @@
 //   2. overlap: cut the vectors into chunks and give them to several streams, so
 //      the H2D engine, the SMs and the D2H engine all work at the same time.
 // The three stages are also timed alone; from them the lab computes the overlap
-// ceiling, the time perfect overlap would give (streams.cuh), and reports every
+// ceiling, the time perfect overlap would give (overlap_ceiling_ms), and reports every
 // end-to-end variant as % of it. One instrumented run records per-chunk events
 // for the timeline plot (--timeline FILE, plots/streams_timeline.gp).
 //
@@ -22,22 +22,149 @@
 //
 // Run: make run LAB=08                      (n = 2^24, 2^26; --streams 2 --chunks 4)
 //      make run LAB=08 ARGS="--size 2^24 --streams 4 --chunks 8 --timeline build/08_timeline.csv"
+//
+// The student's part is the pipeline (streams.cuh, behind kernels.hpp). The
+// stages, the baselines, the chunking and the ceiling are the course's, here.
 #include <algorithm>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <map>
 
 #include <cudalabs/lab.hpp>
-#include <cudalabs/random.hpp>
-#include <cudalabs/reference.hpp>
 
-#include "../01_vector_add/vector_add.cuh"
-#include "streams.cuh"
+#include "../01_vector_add/vector_add.cuh"  // the course's lab 01 kernel: the kernel stage, the baselines, the pipeline's
+#include "../03_pcie_truth/round_trip_inputs.hpp"
+#include "kernels.hpp"
+
+using lab08::Chunk;
+using lab08::DeviceVectors;
+using lab08::HostVectors;
+
+// The kernel the student's pipeline launches: the course's, so that the kernel
+// stage of the ceiling and the pipeline run the same code.
+void lab08::vector_add(const float* a, const float* b, float* c, std::int64_t n, cudaStream_t stream) {
+  ::vector_add(a, b, c, n, stream);
+}
 
 namespace {
+
+// The whole vectors across PCIe on one stream: the copy stages and the
+// one-stream baseline. Enqueue only.
+void upload(const HostVectors& host, const DeviceVectors& dev, std::int64_t n, cudaStream_t stream) {
+  CUDALABS_CHECK(cudaMemcpyAsync(dev.a, host.a, n * sizeof(float), cudaMemcpyHostToDevice, stream));
+  CUDALABS_CHECK(cudaMemcpyAsync(dev.b, host.b, n * sizeof(float), cudaMemcpyHostToDevice, stream));
+}
+void download(const HostVectors& host, const DeviceVectors& dev, std::int64_t n, cudaStream_t stream) {
+  CUDALABS_CHECK(cudaMemcpyAsync(host.c, dev.c, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
+}
+
+// Splits [0, n) into at most `chunks` pieces of ceil(n / chunks) elements; the
+// last one is shorter when `chunks` does not divide n. Empty pieces are left
+// out: n = 3 in 4 chunks gives 3 chunks of one element.
+std::vector<Chunk> split_into_chunks(std::int64_t n, std::int64_t chunks) {
+  const std::int64_t per_chunk = cudalabs::ceil_div(n, chunks);
+  std::vector<Chunk> out;
+  for (std::int64_t begin = 0; begin < n; begin += per_chunk) out.push_back({begin, std::min(per_chunk, n - begin)});
+  return out;
+}
+
+constexpr const char* stage_names[3] = {"h2d", "kernel", "d2h"};
+
+// ---- the timeline ------------------------------------------------------------
+
+struct TimelineRow {
+  int stream = 0;
+  std::int64_t chunk = 0;
+  int stage = 0;  // index into stage_names
+  double start_ms = 0, end_ms = 0;
+};
+
+// One instrumented run of the pipeline: an event before and after every stage
+// of every chunk, read relative to an event on the origin stream before the
+// fork. An event completes when its stream reaches it, so a stage's bar starts
+// when its stream was ready for it, which can be before its engine was free.
+std::vector<TimelineRow> record_timeline(lab08::StreamPipeline& pipeline, const HostVectors& host, const DeviceVectors& dev,
+                                         std::span<const Chunk> chunks, int streams, cudaStream_t origin) {
+  lab08::TimelineMarks t{.zero = {}, .marks = std::vector<cudalabs::Event>(4 * chunks.size())};
+  t.zero.record(origin);
+  const int used = pipeline.enqueue(host, dev, chunks, streams, origin, &t);
+  CUDALABS_CHECK(cudaStreamSynchronize(origin));
+  std::vector<TimelineRow> rows;
+  for (std::size_t i = 0; i < chunks.size(); ++i)
+    for (int stage = 0; stage < 3; ++stage)
+      rows.push_back({.stream = static_cast<int>(i % used),
+                      .chunk = static_cast<std::int64_t>(i),
+                      .stage = stage,
+                      .start_ms = t.marks[4 * i + stage].ms_since(t.zero),
+                      .end_ms = t.marks[4 * i + stage + 1].ms_since(t.zero)});
+  return rows;
+}
+
+using Intervals = std::vector<std::pair<double, double>>;
+
+// The union of the intervals of one stage over all streams, as disjoint sorted intervals.
+Intervals busy_intervals(const std::vector<TimelineRow>& rows, int stage) {
+  Intervals in;
+  for (const auto& r : rows)
+    if (r.stage == stage) in.emplace_back(r.start_ms, r.end_ms);
+  std::sort(in.begin(), in.end());
+  Intervals merged;
+  for (const auto& iv : in) {
+    if (!merged.empty() && iv.first <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, iv.second);
+    else
+      merged.push_back(iv);
+  }
+  return merged;
+}
+
+double total_ms(const Intervals& in) {
+  double t = 0;
+  for (const auto& [start, end] : in) t += end - start;
+  return t;
+}
+
+// Time during which both sets are busy (both inputs disjoint and sorted).
+double overlap_ms(const Intervals& x, const Intervals& y) {
+  double t = 0;
+  for (std::size_t i = 0, j = 0; i < x.size() && j < y.size();) {
+    t += std::max(0.0, std::min(x[i].second, y[j].second) - std::max(x[i].first, y[j].first));
+    if (x[i].second < y[j].second) ++i; else ++j;
+  }
+  return t;
+}
+
+// ---- the overlap ceiling -----------------------------------------------------
+
+// Whole-vector times of the three stages, measured one at a time on one stream.
+struct StageTimes {
+  double h2d_ms = 0, kernel_ms = 0, d2h_ms = 0;
+  bool known() const { return h2d_ms > 0 && kernel_ms > 0 && d2h_ms > 0; }
+};
+
+// The fastest `chunks` equal chunks can go through the three stages, if every
+// stage that has its own hardware runs at the speed measured alone.
+//
+// Each stage of one chunk takes t/C. With a copy engine per direction (2 or more
+// async engines: H100, A100, every recent GPU) all three stages run at once, the
+// slowest runs back to back for C·max/C = max, and the other two add one chunk
+// each: the first chunk's earlier stages before it starts (fill) and the last
+// chunk's later stages after it ends (drain):
+//     T = max(h2d, kernel, d2h) + (h2d + kernel + d2h - max) / C.
+// With one copy engine H2D and D2H take turns on it, so the copy stage is
+// h2d + d2h; with none, copies do not overlap kernels at all and T is the sum.
+// C = 1 gives the sum in every case: one chunk cannot overlap with anything.
+double overlap_ceiling_ms(const StageTimes& t, std::int64_t chunks, int copy_engines) {
+  const double sum = t.h2d_ms + t.kernel_ms + t.d2h_ms;
+  if (copy_engines <= 0) return sum;
+  const double slowest = copy_engines == 1 ? std::max(t.h2d_ms + t.d2h_ms, t.kernel_ms)
+                                           : std::max({t.h2d_ms, t.kernel_ms, t.d2h_ms});
+  return slowest + (sum - slowest) / static_cast<double>(chunks);
+}
+
+// ---- the sweep and the notes ------------------------------------------------
 
 constexpr int sweep_streams[] = {1, 2, 4};
 constexpr int sweep_chunks[] = {1, 2, 4, 8, 16, 32};
@@ -111,24 +238,35 @@ int main(int argc, char** argv) {
       timeline_csv << "n,stream,chunk,op,start_ms,end_ms\n";
     }
 
-    StreamPipeline pipeline(std::max(streams, 4));
+    lab08::StreamPipeline pipeline(std::max(streams, 4));
 
     for (const auto& point : s.points()) {
       const std::int64_t n = point.at("n");
-      const auto a = cudalabs::random_floats(n, s.seed(1), -100.0f, 100.0f);
-      const auto b = cudalabs::random_floats(n, s.seed(2), -100.0f, 100.0f);
-      const auto expected = cudalabs::ref::vector_add(a, b);
       const double vec_bytes = 4.0 * n;
       const double round_trip_bytes = 3 * vec_bytes;  // a and b up, c down: the 12n of the original's GB/s
 
+      RoundTripInputs in(n);  // pageable a, b for pageable_sync; pinned ones for the rest
+      const auto& a = in.a;
+      const auto& b = in.b;
+      const auto& expected = in.expected;
       std::vector<float> pageable_c(n);
-      cudalabs::PinnedBuffer<float> pinned_a(n, "pinned a"), pinned_b(n, "pinned b"), pinned_c(n, "pinned c");
-      std::memcpy(pinned_a.data(), a.data(), n * sizeof(float));
-      std::memcpy(pinned_b.data(), b.data(), n * sizeof(float));
+      cudalabs::PinnedBuffer<float> pinned_c(n, "pinned c");
       cudalabs::DeviceBuffer<float> d_a(n, "a"), d_b(n, "b"), d_c(n, "c");
-      const HostVectors pinned{pinned_a.data(), pinned_b.data(), pinned_c.data()};
+      const HostVectors pinned{in.pinned_a.data(), in.pinned_b.data(), pinned_c.data()};
       const DeviceVectors dev{d_a.data(), d_b.data(), d_c.data()};
-      const Chunk whole{0, n};
+
+      auto make_inputs = [&](std::uint64_t seed) { in.draw(seed, s.stream()); };
+      make_inputs(s.seed());
+      // For the stages that start from data already on the GPU: a and b there,
+      // and for the download c = a + b too.
+      auto inputs_on_device = [&](std::uint64_t seed) {
+        make_inputs(seed);
+        upload(pinned, dev, n, s.stream());
+      };
+      auto sums_on_device = [&](std::uint64_t seed) {
+        inputs_on_device(seed);
+        vector_add(dev.a, dev.b, dev.c, n, s.stream());
+      };
 
       auto check_pinned_c = [&] { return cudalabs::check_close(pinned_c.span(), expected, add_tol); };
       auto poison_pinned_c = [&] { std::fill(pinned_c.data(), pinned_c.data() + n, NAN); };
@@ -141,45 +279,53 @@ int main(int argc, char** argv) {
       stages.h2d_ms = s.measure({.variant = "pinned_h2d",
                                  .size = point,
                                  .work = {.bytes = 2 * vec_bytes},
-                                 .run = [&](cudaStream_t st) { upload_chunk(pinned, dev, whole, st); },
+                                 .run = [&](cudaStream_t st) { upload(pinned, dev, n, st); },
                                  .check =
                                      [&] {
                                        return cudalabs::both(cudalabs::check_close(d_a.download(), a, copy_tol),
                                                              cudalabs::check_close(d_b.download(), b, copy_tol));
                                      },
                                  .poison = [&](cudaStream_t st) { d_a.poison(st); d_b.poison(st); },
+                                 .new_inputs = make_inputs,
+                                 .expect = cudalabs::Expect::copies,
                                  .ceiling = link_or_none,
                                  .given_ceiling = link})
                           .timing.median_ms;
 
-      upload_chunk(pinned, dev, whole, s.stream());
+      upload(pinned, dev, n, s.stream());
       stages.kernel_ms = s.measure({.variant = "kernel",
                                     .size = point,
                                     .work = {.bytes = round_trip_bytes, .flops = 1.0 * n},
-                                    .run = [&](cudaStream_t st) { add_chunk(dev, whole, st); },
+                                    .run = [&](cudaStream_t st) { vector_add(dev.a, dev.b, dev.c, n, st); },
                                     .check = [&] { return cudalabs::check_close(d_c.download(), expected, add_tol); },
                                     .poison = [&](cudaStream_t st) { d_c.poison(st); },
+                                    .new_inputs = inputs_on_device,
                                     .resources = cudalabs::resources_of(vector_add_kernel, vector_add_block)})
                              .timing.median_ms;
 
-      upload_chunk(pinned, dev, whole, s.stream());
-      add_chunk(dev, whole, s.stream());
+      upload(pinned, dev, n, s.stream());
+      vector_add(dev.a, dev.b, dev.c, n, s.stream());
       stages.d2h_ms = s.measure({.variant = "pinned_d2h",
                                  .size = point,
                                  .work = {.bytes = vec_bytes},
-                                 .run = [&](cudaStream_t st) { download_chunk(pinned, dev, whole, st); },
+                                 .run = [&](cudaStream_t st) { download(pinned, dev, n, st); },
                                  .check = check_pinned_c,
                                  .poison = [&](cudaStream_t) { poison_pinned_c(); },
+                                 .new_inputs = sums_on_device,
+                                 .expect = cudalabs::Expect::copies,
                                  .ceiling = link_or_none,
                                  .given_ceiling = link})
                           .timing.median_ms;
 
       // The end-to-end variants are reported as % of what perfect overlap of
-      // these stages would give with `chunks` chunks (streams.cuh). Unknown
-      // under --check-only, which times nothing.
+      // these stages would give with `chunks` chunks (overlap_ceiling_ms).
+      // Unknown under --check-only, which times nothing. Each is a round trip
+      // from the host: copies are its lesson, and it starts from new host inputs.
       auto with_ceiling = [&](cudalabs::Measurement m, std::int64_t pieces, int workers) {
         m.size = point;
         m.work = {.bytes = round_trip_bytes};
+        m.new_inputs = make_inputs;
+        m.expect = cudalabs::Expect::copies;
         m.extra = {{"streams", static_cast<double>(workers)},
                    {"chunks", static_cast<double>(pieces)},
                    {"copy_engines", static_cast<double>(engines)}};
@@ -205,9 +351,9 @@ int main(int argc, char** argv) {
       const double pinned_sync_ms = with_ceiling({.variant = "pinned_sync",
                                                   .run =
                                                       [&](cudaStream_t st) {
-                                                        upload_chunk(pinned, dev, whole, st);
-                                                        add_chunk(dev, whole, st);
-                                                        download_chunk(pinned, dev, whole, st);
+                                                        upload(pinned, dev, n, st);
+                                                        vector_add(dev.a, dev.b, dev.c, n, st);
+                                                        download(pinned, dev, n, st);
                                                       },
                                                   .check = check_pinned_c,
                                                   .poison = poison_pinned_round_trip},
