@@ -1,8 +1,21 @@
 #include "cudalabs/blas.hpp"
 
+#include <cublasLt.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <map>
 #include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
 
 #include "cudalabs/error.hpp"
+#include "cudalabs/memory.hpp"
 
 namespace cudalabs {
 
@@ -12,31 +25,345 @@ void check_cublas(cublasStatus_t status, const char* expr, const char* file, int
                   cublasGetStatusName(status) + ": " + cublasGetStatusString(status));
 }
 
-Cublas::Cublas() {
+namespace {
+
+// Split-K algorithms keep partial sums there. 32 MiB is the size the cuBLAS
+// documentation recommends for Hopper (cublasSetWorkspace; 4 MiB before it).
+constexpr std::size_t lt_workspace_bytes = std::size_t{32} << 20;
+// The heuristic ranks its algorithms by a model, not by a run, which is why
+// they are timed: its first pick is what cublasLtMatmul would use by default.
+constexpr int heuristic_requests = 8;
+// Each candidate runs back to back for about this long per round (at least
+// once): events resolve ~0.5 µs, so 1 ms is timed to ~0.1%. At 4096³ (2.7 ms
+// per product on the H100 in lab 05's records) a round is one run: 9
+// candidates × 7 runs, about 0.2 s for the whole search.
+constexpr double round_ms = 1.0;
+constexpr int max_reps = 64;
+constexpr int rounds = 5;
+
+// One product as sgemm()/sgemm_batched() received it. Row-major throughout.
+struct GemmCall {
+  const float* a;
+  const float* b;
+  const void* c;  // only its alignment is read before the product runs
+  int m, n, k, batch;
+  long long stride_a, stride_b, stride_c;
+  float alpha, beta;
+  bool b_transposed;
+};
+
+// The largest power of two up to 256 (what cudaMalloc gives) that divides the
+// address: cuBLASLt's algorithms each need some minimum, and a pointer into
+// the middle of a buffer (lab 16's per-head views) may have only 4.
+std::uint32_t alignment_of(const void* p) {
+  const auto address = reinterpret_cast<std::uintptr_t>(p);
+  std::uint32_t alignment = 256;
+  while (alignment > 4 && address % alignment != 0) alignment /= 2;
+  return alignment;
+}
+
+// What an algorithm choice depends on. alpha and beta by their bits: beta = 0
+// means C is never read, which changes the kernels on offer.
+using ShapeKey = std::tuple<int, int, int, int, long long, long long, long long, bool, std::uint32_t, std::uint32_t,
+                            std::uint32_t, std::uint32_t, std::uint32_t>;
+
+ShapeKey key_of(const GemmCall& g) {
+  const bool batched = g.batch > 1;
+  return {g.m,
+          g.n,
+          g.k,
+          g.batch,
+          batched ? g.stride_a : 0,
+          batched ? g.stride_b : 0,
+          batched ? g.stride_c : 0,
+          g.b_transposed,
+          std::bit_cast<std::uint32_t>(g.alpha),
+          std::bit_cast<std::uint32_t>(g.beta),
+          alignment_of(g.a),
+          alignment_of(g.b),
+          alignment_of(g.c)};
+}
+
+template <auto Destroy>
+struct LtDeleter {
+  template <typename T>
+  void operator()(T* p) const {
+    Destroy(p);
+  }
+};
+using MatmulDesc = std::unique_ptr<std::remove_pointer_t<cublasLtMatmulDesc_t>, LtDeleter<&cublasLtMatmulDescDestroy>>;
+using MatrixLayout =
+    std::unique_ptr<std::remove_pointer_t<cublasLtMatrixLayout_t>, LtDeleter<&cublasLtMatrixLayoutDestroy>>;
+using Preference =
+    std::unique_ptr<std::remove_pointer_t<cublasLtMatmulPreference_t>, LtDeleter<&cublasLtMatmulPreferenceDestroy>>;
+
+MatrixLayout layout(std::uint64_t rows, std::uint64_t cols, std::int64_t ld, int batch, long long stride) {
+  cublasLtMatrixLayout_t l = nullptr;
+  CUDALABS_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&l, CUDA_R_32F, rows, cols, ld));
+  MatrixLayout owned(l);
+  if (batch > 1) {
+    const std::int32_t count = batch;
+    const std::int64_t offset = stride;
+    CUDALABS_CHECK_CUBLAS(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count));
+    CUDALABS_CHECK_CUBLAS(
+        cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &offset, sizeof offset));
+  }
+  return owned;
+}
+
+// The C elements a product touches: the last matrix ends m·n elements after
+// its start (ldc = n).
+std::size_t c_elements(const GemmCall& g) {
+  return static_cast<std::size_t>(g.batch - 1) * static_cast<std::size_t>(g.batch > 1 ? g.stride_c : 0) +
+         static_cast<std::size_t>(g.m) * static_cast<std::size_t>(g.n);
+}
+
+std::string ratio(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2fx", x);
+  return buf;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// The descriptors of one shape for cuBLASLt, and the algorithm chosen for it.
+// Row-major C = A·op(B) is column-major Cᵀ = op(B)ᵀ·Aᵀ over the same memory,
+// so cuBLASLt's "A" is our B, its "B" our A, and nothing is copied.
+struct Choice {
+  bool lt = false;  // false: the classic cublasSgemm won (or there was no search)
+  MatmulDesc op;
+  MatrixLayout lt_a, lt_b, lt_c;  // lt_c describes both C and D (in place)
+  cublasLtMatmulAlgo_t algo{};
+  std::string description;
+  int m = 0, n = 0, k = 0, batch = 1;
+  bool b_transposed = false;
+};
+
+}  // namespace
+
+struct Cublas::Tuner {
+  cublasLtHandle_t lt = nullptr;
+  DeviceBuffer<std::byte> workspace;
+  std::map<ShapeKey, std::unique_ptr<Choice>> choices;
+  Choice unsearched;  // the classic path, for new shapes met inside a graph capture
+
+  Tuner() : workspace(lt_workspace_bytes, "cuBLASLt workspace") {
+    CUDALABS_CHECK_CUBLAS(cublasLtCreate(&lt));
+    // Defined contents, so compute-sanitizer's initcheck has nothing to say
+    // whatever an algorithm reads of it; once, before any lab stream uses it.
+    workspace.zero();
+    CUDALABS_CHECK(cudaDeviceSynchronize());
+  }
+  ~Tuner() {
+    choices.clear();
+    if (lt) cublasLtDestroy(lt);
+  }
+  Tuner(const Tuner&) = delete;
+  Tuner& operator=(const Tuner&) = delete;
+
+  const Choice& choose(cublasHandle_t h, const GemmCall& g, cudaStream_t stream);
+  std::unique_ptr<Choice> search(cublasHandle_t h, const GemmCall& g, cudaStream_t stream);
+  cublasStatus_t run_lt(const Choice& c, const cublasLtMatmulAlgo_t& algo, const GemmCall& g, float* out,
+                        cudaStream_t stream) {
+    return cublasLtMatmul(lt, c.op.get(), &g.alpha, g.b, c.lt_a.get(), g.a, c.lt_b.get(), &g.beta, out, c.lt_c.get(),
+                          out, c.lt_c.get(), &algo, workspace.data(), workspace.bytes(), stream);
+  }
+};
+
+namespace {
+
+cublasStatus_t run_classic(cublasHandle_t h, const GemmCall& g, float* out, cudaStream_t stream) {
+  if (const cublasStatus_t st = cublasSetStream(h, stream); st != CUBLAS_STATUS_SUCCESS) return st;
+  const cublasOperation_t op_b = g.b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int ldb = g.b_transposed ? g.k : g.n;
+  if (g.batch == 1)
+    return cublasSgemm(h, op_b, CUBLAS_OP_N, g.n, g.m, g.k, &g.alpha, g.b, ldb, g.a, g.k, &g.beta, out, g.n);
+  return cublasSgemmStridedBatched(h, op_b, CUBLAS_OP_N, g.n, g.m, g.k, &g.alpha, g.b, ldb, g.stride_b, g.a, g.k,
+                                   g.stride_a, &g.beta, out, g.n, g.stride_c, g.batch);
+}
+
+std::string describe_lt(const cublasLtMatmulAlgo_t& algo) {
+  std::int32_t id = 0, split_k = 1;
+  std::uint32_t tile = 0, stages = 0;
+  std::size_t written = 0;
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &written);
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &written);
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &written);
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split_k, sizeof split_k, &written);
+  // Tile and stages are ids of cublasLtMatmulTile_t / cublasLtMatmulStages_t (cublasLt.h).
+  return "algo id " + std::to_string(id) + ", tile id " + std::to_string(tile) + ", stages id " +
+         std::to_string(stages) + ", split-K " + std::to_string(split_k);
+}
+
+}  // namespace
+
+const Choice& Cublas::Tuner::choose(cublasHandle_t h, const GemmCall& g, cudaStream_t stream) {
+  const ShapeKey key = key_of(g);
+  if (const auto it = choices.find(key); it != choices.end()) return *it->second;
+  // A capture records work without running it, and a search must run and wait.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  CUDALABS_CHECK(cudaStreamIsCapturing(stream, &capture));
+  if (capture != cudaStreamCaptureStatusNone) return unsearched;
+  return *choices.emplace(key, search(h, g, stream)).first->second;
+}
+
+// Times the classic cublasSgemm and every algorithm the cuBLASLt heuristic
+// offers on this shape, into a scratch C (the caller's C is neither read nor
+// written), and keeps the fastest.
+std::unique_ptr<Choice> Cublas::Tuner::search(cublasHandle_t h, const GemmCall& g, cudaStream_t stream) {
+  auto choice = std::make_unique<Choice>();
+  choice->m = g.m, choice->n = g.n, choice->k = g.k, choice->batch = g.batch, choice->b_transposed = g.b_transposed;
+
+  // CUBLAS_COMPUTE_32F: FP32 products and sums. TF32 tensor cores come only with
+  // CUBLAS_COMPUTE_32F_FAST_TF32 (cuBLASLt does not read the handle's math mode),
+  // and a TF32 result would fail the labs' check: its inputs keep 10 mantissa
+  // bits, a relative error of ~5e-4 per product against a tolerance of 2^-24·k.
+  cublasLtMatmulDesc_t op = nullptr;
+  CUDALABS_CHECK_CUBLAS(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  choice->op.reset(op);
+  const cublasOperation_t trans_a = g.b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  CUDALABS_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof trans_a));
+  // cuBLASLt's A = our B: column-major n×k (ld n), or k×n (ld k) used transposed.
+  choice->lt_a = g.b_transposed ? layout(g.k, g.n, g.k, g.batch, g.stride_b) : layout(g.n, g.k, g.n, g.batch, g.stride_b);
+  choice->lt_b = layout(g.k, g.m, g.k, g.batch, g.stride_a);  // our A: column-major k×m
+  choice->lt_c = layout(g.n, g.m, g.n, g.batch, g.stride_c);  // our C: column-major n×m
+
+  cublasLtMatmulPreference_t pref_raw = nullptr;
+  CUDALABS_CHECK_CUBLAS(cublasLtMatmulPreferenceCreate(&pref_raw));
+  const Preference pref(pref_raw);
+  const std::uint64_t max_workspace = workspace.bytes();
+  const std::uint32_t align_a = alignment_of(g.b), align_b = alignment_of(g.a), align_c = alignment_of(g.c);
+  CUDALABS_CHECK_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref_raw, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                             &max_workspace, sizeof max_workspace));
+  CUDALABS_CHECK_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref_raw, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+                                                             &align_a, sizeof align_a));
+  CUDALABS_CHECK_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref_raw, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                                                             &align_b, sizeof align_b));
+  CUDALABS_CHECK_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref_raw, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                                                             &align_c, sizeof align_c));
+  CUDALABS_CHECK_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref_raw, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+                                                             &align_c, sizeof align_c));
+
+  std::vector<cublasLtMatmulHeuristicResult_t> offered(heuristic_requests);
+  int offered_count = 0;
+  // NOT_SUPPORTED means no cuBLASLt algorithm fits this shape: the classic path remains.
+  if (cublasLtMatmulAlgoGetHeuristic(lt, op, choice->lt_a.get(), choice->lt_b.get(), choice->lt_c.get(),
+                                     choice->lt_c.get(), pref_raw, heuristic_requests, offered.data(),
+                                     &offered_count) != CUBLAS_STATUS_SUCCESS)
+    offered_count = 0;
+
+  CUDALABS_CHECK(cudaStreamSynchronize(stream));
+  DeviceBuffer<float> scratch(c_elements(g), "scratch C of the cuBLAS algorithm search");
+  scratch.zero(stream);  // read when beta != 0: finite values, the same for every candidate
+
+  // Candidate 0 is the classic cublasSgemm, candidate i > 0 the heuristic's offer i - 1.
+  auto run = [&](int i) {
+    if (i == 0) return run_classic(h, g, scratch.data(), stream);
+    return run_lt(*choice, offered[static_cast<std::size_t>(i - 1)].algo, g, scratch.data(), stream);
+  };
+  // One untimed run each: loads the kernel's module (lazy loading), and drops
+  // an offer that refuses to run.
+  CUDALABS_CHECK_CUBLAS(run(0));
+  std::vector<int> candidates{0};
+  for (int i = 1; i <= offered_count; ++i) {
+    const auto& offer = offered[static_cast<std::size_t>(i - 1)];
+    if (offer.state == CUBLAS_STATUS_SUCCESS && offer.workspaceSize <= workspace.bytes() &&
+        run(i) == CUBLAS_STATUS_SUCCESS)
+      candidates.push_back(i);
+  }
+  CUDALABS_CHECK(cudaStreamSynchronize(stream));
+
+  const Event start, stop;
+  auto time_reps = [&](int i, int reps) {
+    start.record(stream);
+    for (int r = 0; r < reps; ++r) CUDALABS_CHECK_CUBLAS(run(i));
+    stop.record(stream);
+    stop.synchronize();
+    return static_cast<double>(stop.ms_since(start)) / reps;
+  };
+  double fastest_once = 1e30;
+  for (int i : candidates) fastest_once = std::min(fastest_once, time_reps(i, 1));
+  const int reps = std::clamp(static_cast<int>(std::ceil(round_ms / std::max(fastest_once, 1e-6))), 1, max_reps);
+  // Rounds interleave the candidates, so a clock change mid-search slows all
+  // of them alike; each candidate's time is the median of its rounds.
+  std::vector<std::vector<double>> per_round(candidates.size());
+  for (int r = 0; r < rounds; ++r)
+    for (std::size_t c = 0; c < candidates.size(); ++c) per_round[c].push_back(time_reps(candidates[c], reps));
+  std::vector<double> ms(candidates.size());
+  for (std::size_t c = 0; c < candidates.size(); ++c) ms[c] = median(per_round[c]);
+
+  const std::size_t best = static_cast<std::size_t>(std::min_element(ms.begin(), ms.end()) - ms.begin());
+  const double classic_ms = ms[0];
+  const std::string offers = std::to_string(offered_count) + " algorithm" + (offered_count == 1 ? "" : "s");
+  if (candidates[best] == 0) {
+    std::string d = "the classic cublasSgemm, faster than the " + offers + " the cuBLASLt heuristic offered";
+    if (candidates.size() > 1) {
+      const double best_lt = *std::min_element(ms.begin() + 1, ms.end());
+      d += " (the best of them: " + ratio(classic_ms / best_lt) + " the classic speed)";
+    }
+    choice->description = d;
+    choice->op.reset();
+    choice->lt_a.reset();
+    choice->lt_b.reset();
+    choice->lt_c.reset();
+  } else {
+    choice->lt = true;
+    choice->algo = offered[static_cast<std::size_t>(candidates[best] - 1)].algo;
+    choice->description = "cuBLASLt algorithm #" + std::to_string(candidates[best]) + " of the " + offers +
+                          " its heuristic offered (" + describe_lt(choice->algo) + "): " +
+                          ratio(classic_ms / ms[best]) + " the speed of the classic cublasSgemm";
+  }
+  return choice;
+}
+
+Cublas::Cublas() : tuner_(std::make_unique<Tuner>()) {
   CUDALABS_CHECK_CUBLAS(cublasCreate(&h_));
   CUDALABS_CHECK_CUBLAS(cublasSetMathMode(h_, CUBLAS_PEDANTIC_MATH));
 }
 
+Cublas::Cublas(Cublas&& o) noexcept : h_(std::exchange(o.h_, nullptr)), tuner_(std::move(o.tuner_)) {}
+
 Cublas::~Cublas() {
+  tuner_.reset();
   if (h_) cublasDestroy(h_);
 }
 
-// Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: the same memory, so we ask
-// cuBLAS for Bᵀ·Aᵀ with the operands swapped and nothing is copied.
 void Cublas::sgemm(const float* a, const float* b, float* c, int m, int n, int k, cudaStream_t stream, float alpha,
                    float beta, bool b_transposed) const {
-  CUDALABS_CHECK_CUBLAS(cublasSetStream(h_, stream));
-  CUDALABS_CHECK_CUBLAS(cublasSgemm(h_, b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b,
-                                    b_transposed ? k : n, a, k, &beta, c, n));
+  sgemm_batched(a, b, c, m, n, k, 1, 0, 0, 0, stream, alpha, beta, b_transposed);
 }
 
 void Cublas::sgemm_batched(const float* a, const float* b, float* c, int m, int n, int k, int batch, long long stride_a,
                            long long stride_b, long long stride_c, cudaStream_t stream, float alpha, float beta,
                            bool b_transposed) const {
-  CUDALABS_CHECK_CUBLAS(cublasSetStream(h_, stream));
-  CUDALABS_CHECK_CUBLAS(cublasSgemmStridedBatched(h_, b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, n, m, k,
-                                                  &alpha, b, b_transposed ? k : n, stride_b, a, k, stride_a, &beta, c,
-                                                  n, stride_c, batch));
+  const GemmCall g{a, b, c, m, n, k, batch, stride_a, stride_b, stride_c, alpha, beta, b_transposed};
+  const Choice& choice = tuner_->choose(h_, g, stream);
+  if (choice.lt)
+    CUDALABS_CHECK_CUBLAS(tuner_->run_lt(choice, choice.algo, g, c, stream));
+  else
+    CUDALABS_CHECK_CUBLAS(run_classic(h_, g, c, stream));
+}
+
+void Cublas::prepare_sgemm(const float* a, const float* b, const float* c, int m, int n, int k, cudaStream_t stream,
+                           float alpha, float beta, bool b_transposed) const {
+  prepare_sgemm_batched(a, b, c, m, n, k, 1, 0, 0, 0, stream, alpha, beta, b_transposed);
+}
+
+void Cublas::prepare_sgemm_batched(const float* a, const float* b, const float* c, int m, int n, int k, int batch,
+                                   long long stride_a, long long stride_b, long long stride_c, cudaStream_t stream,
+                                   float alpha, float beta, bool b_transposed) const {
+  tuner_->choose(h_, {a, b, c, m, n, k, batch, stride_a, stride_b, stride_c, alpha, beta, b_transposed}, stream);
+}
+
+std::string Cublas::algorithm_of(int m, int n, int k, bool b_transposed, int batch) const {
+  for (const auto& [key, choice] : tuner_->choices)
+    if (choice->m == m && choice->n == n && choice->k == k && choice->b_transposed == b_transposed &&
+        choice->batch == batch)
+      return choice->description;
+  return "";
 }
 
 }  // namespace cudalabs

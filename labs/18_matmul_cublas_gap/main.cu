@@ -3,7 +3,8 @@
 // C[m×n] = A[m×k] · B[k×n], row-major FP32, any m, n, k. Lab 11 stopped at 4×4
 // outputs per thread on a 64×64 tile; these are the steps the original course
 // planned next, each its own kernel (kernels are added, never edited), all
-// measured against cuBLAS SGEMM (FP32, no TF32) in the same run:
+// measured against cuBLAS (FP32, no TF32; the fastest of its algorithms for
+// each shape) in the same run:
 //
 //   cublas            the baseline and the ceiling: % of cuBLAS is the score
 //   thread_tile_8x8   128×128 block tile, 8×8 outputs per thread (outer products
@@ -24,22 +25,20 @@
 // load as 0, stores are guarded, and 16-byte accesses fall back to scalar ones
 // where a row is not 16-byte aligned (tile_io.cuh).
 //
+// The student's files are the step files named above and tile_io.cuh; main.cu
+// reaches them only through kernels.hpp (one launcher per variant).
+//
 // Run: make run LAB=18    (sweep m = n = k = 256 … 8192; the benchmark is 4096³)
 //      build/labs/18_matmul_cublas_gap/18_matmul_cublas_gap --size 4096 --variant warp_tiling
 #include <cstdint>
 #include <vector>
 
 #include "../05_matmul/matmul_lab.cuh"
-#include "conflict_free.cuh"
-#include "double_buffered.cuh"
-#include "float4_smem.cuh"
-#include "thread_tile_8x8.cuh"
-#include "unguarded_loop.cuh"
-#include "warp_tiling.cuh"
+#include "kernels.hpp"
 
 namespace {
 
-// Adapts a launcher with the (a, b, c, m, n, k, stream) signature to the table.
+// Adapts a launcher of kernels.hpp to the table.
 template <auto Launcher>
 void launch(const MatmulOperands& o, float* c, cudaStream_t stream) {
   Launcher(o.a, o.b, c, o.m, o.n, o.k, stream);
@@ -48,38 +47,28 @@ void launch(const MatmulOperands& o, float* c, cudaStream_t stream) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  using cudalabs::resources_of;
   const std::vector<MatmulVariant> variants{
       {"thread_tile_8x8", "128×128 block tile, 8×8 outputs per thread from register fragments, scalar loads",
-       launch<matmul_thread_tile_8x8>,
-       [] { return resources_of(matmul_thread_tile_8x8_kernel, thread_tile_8x8::threads); }},
+       launch<lab18::thread_tile_8x8>, lab18::thread_tile_8x8_resources},
       {"float4_smem", "+ float4 global and shared-memory accesses, A transposed in shared memory",
-       launch<matmul_float4_smem>,
-       [] { return resources_of(matmul_float4_smem_kernel, float4_smem::threads); }},
+       launch<lab18::float4_smem>, lab18::float4_smem_resources},
       {"conflict_free", "+ no shared-memory bank conflicts (padded A, split 4-wide fragments)",
-       launch<matmul_conflict_free>,
-       [] { return resources_of(matmul_conflict_free_kernel, conflict_free::threads); }},
+       launch<lab18::conflict_free>, lab18::conflict_free_resources},
       {"double_buffered", "+ two shared-memory stages: next tile's loads overlap this tile's FMAs",
-       launch<matmul_double_buffered>,
-       [] { return resources_of(matmul_double_buffered_kernel, double_buffered::threads); }},
+       launch<lab18::double_buffered>, lab18::double_buffered_resources},
       {"warp_tiling", "+ 64×32 warp tiles, 8×4 lanes per warp tile, conflict-free fragments",
-       launch<matmul_warp_tiling<8>>,
-       [] { return resources_of(matmul_warp_tiling_kernel<8>, WarpTiling<8>::threads); }},
+       launch<lab18::warp_tiling>, lab18::warp_tiling_resources},
       {"warp_tiling_bk16", "warp_tiling with a K tile 16 deep: half the barriers per FMA",
-       launch<matmul_warp_tiling<16>>,
-       [] { return resources_of(matmul_warp_tiling_kernel<16>, WarpTiling<16>::threads); }},
-      // The float4 instantiation, the one shapes like 4096³ run; odd shapes
-      // take the scalar one (<16, false>).
+       launch<lab18::warp_tiling_bk16>, lab18::warp_tiling_bk16_resources},
       {"unguarded_loop", "warp_tiling_bk16 with no edge tests in the main loop: clamped rows/columns, k remainder last",
-       launch<matmul_unguarded_loop<16>>,
-       [] { return resources_of(matmul_unguarded_loop_kernel<16, true>, WarpTiling<16>::threads); }},
+       launch<lab18::unguarded_loop>, lab18::unguarded_loop_resources},
   };
 
   auto spec = matmul_spec(
       "18_matmul_cublas_gap", "closing the gap to cuBLAS: FP32 SGEMM one optimisation at a time",
       "From lab 11's register blocking to within reach of cuBLAS: 8×8 thread tiles, float4 accesses,\n"
       "conflict-free shared memory, double buffering and warp tiles, each step its own kernel, each reported\n"
-      "as GFLOP/s and % of cuBLAS SGEMM (FP32, no TF32) measured in the same run. Any m, n, k.\n"
+      "as GFLOP/s and % of cuBLAS (FP32, no TF32) measured in the same run. Any m, n, k.\n"
       "The default sizes are a sweep for the plot; the benchmark is --size 4096.",
       variants);
   // A sweep for the plot (m = n = k), 1024³ and 4096³ included. 8192³ is 1.1

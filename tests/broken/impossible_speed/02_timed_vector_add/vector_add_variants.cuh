@@ -1,0 +1,82 @@
+// BROKEN ON PURPOSE for tests/grading: the grader must give lab 02 zero for PERFORMANCE.
+// The bug: float4 skips every element whose output is not NaN, i.e. already holds
+// an answer. The checked runs start from a poisoned (NaN) output, so they compute
+// and pass; the timed runs find the last answer and read 4 bytes per element
+// instead of moving 12: about 3x the copy bandwidth at n = 2^28, more than DRAM
+// can deliver. The plausibility gate marks it implausible: zero performance points.
+#pragma once
+// Two more ways to write lab 01's vector add, to see what the launch shape and
+// the load width change. The lesson of the measurements (results/h100): at
+// 2^28 elements all three move the bytes at about the copy bandwidth — vector
+// add is limited by DRAM, not by how the threads are arranged.
+#include <algorithm>
+#include <cstdint>
+
+#include <cudalabs/device.hpp>
+#include <cudalabs/error.hpp>
+#include <cudalabs/math.hpp>
+
+inline constexpr int grid_stride_block = 256;
+
+// A grid sized to the GPU (every SM full), each thread striding through the
+// array: one launch covers any n, and the block scheduler is not involved
+// after the first wave.
+__global__ void vector_add_grid_stride_kernel(const float* __restrict__ a, const float* __restrict__ b,
+                                              float* __restrict__ c, std::int64_t n) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    c[i] = a[i] + b[i];
+}
+
+// As grid_stride, but each thread moves 16 bytes per load (float4): a quarter
+// of the load instructions. cudaMalloc returns 256-byte-aligned memory, so the
+// float4 view of the first n/4*4 elements is aligned; the last n % 4 elements
+// are added one by one.
+__global__ void vector_add_float4_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
+                                         std::int64_t n) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::int64_t n4 = n / 4;
+  const auto* a4 = reinterpret_cast<const float4*>(a);
+  const auto* b4 = reinterpret_cast<const float4*>(b);
+  auto* c4 = reinterpret_cast<float4*>(c);
+  for (std::int64_t i = first; i < n4; i += stride) {
+    if (!isnan(c4[i].x)) continue;  // BROKEN: "already computed" — skips a and b and the write
+    const float4 x = a4[i], y = b4[i];
+    c4[i] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
+  }
+  for (std::int64_t i = 4 * n4 + first; i < n; i += stride) c[i] = a[i] + b[i];
+}
+
+// Blocks for a grid-stride kernel: as many as can be resident at once, never
+// more than the work needs.
+template <typename Kernel>
+unsigned resident_blocks(Kernel* kernel, int block, std::int64_t items_per_thread_pass) {
+  const auto& dev = cudalabs::current_device();
+  const int per_sm = cudalabs::resources_of(kernel, block).blocks_per_sm;
+  const std::int64_t full = static_cast<std::int64_t>(per_sm) * dev.sm_count;
+  const std::int64_t needed = cudalabs::ceil_div<std::int64_t>(items_per_thread_pass, block);
+  return static_cast<unsigned>(std::max<std::int64_t>(1, std::min(full, needed)));
+}
+
+// The grids of the two launchers for n elements (asked once per size, outside
+// the timed runs: the occupancy API is a host call). float4 needs a quarter of
+// the threads.
+inline unsigned vector_add_grid_stride_blocks(std::int64_t n) {
+  return resident_blocks(vector_add_grid_stride_kernel, grid_stride_block, n);
+}
+inline unsigned vector_add_float4_blocks(std::int64_t n) {
+  return resident_blocks(vector_add_float4_kernel, grid_stride_block, std::max<std::int64_t>(n / 4, 1));
+}
+
+inline void vector_add_grid_stride(const float* a, const float* b, float* c, std::int64_t n, unsigned blocks,
+                                   cudaStream_t stream) {
+  vector_add_grid_stride_kernel<<<blocks, grid_stride_block, 0, stream>>>(a, b, c, n);
+  CUDALABS_CHECK_LAUNCH("vector_add_grid_stride_kernel");
+}
+
+inline void vector_add_float4(const float* a, const float* b, float* c, std::int64_t n, unsigned blocks,
+                              cudaStream_t stream) {
+  vector_add_float4_kernel<<<blocks, grid_stride_block, 0, stream>>>(a, b, c, n);
+  CUDALABS_CHECK_LAUNCH("vector_add_float4_kernel");
+}
