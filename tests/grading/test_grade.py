@@ -210,6 +210,10 @@ class Submission(unittest.TestCase):
                 self.assertTrue(cfg["student_files"], f"{lab}: tools/grading.toml lists no student_files")
                 for f in cfg["student_files"]:
                     self.assertTrue((ROOT / "labs" / lab / f).is_file(), f"{lab}/{f} does not exist")
+                # Meson puts the LAST of these include folders first on the command line:
+                # the student's folder must win over the lab's own for a submission to be graded.
+                self.assertIn("include_directories: [include_directories('.'), student_inc]",
+                              (ROOT / "labs" / lab / "meson.build").read_text(), f"{lab}/meson.build")
                 # main.cu never includes the lab's own kernel files: they reach it only through kernels.hpp.
                 main = (ROOT / "labs" / lab / "main.cu").read_text()
                 for f in cfg["student_files"]:

@@ -1,0 +1,181 @@
+// Lab 22 — stencils: the 2D 5-point and 3D 7-point heat equation, iterated.
+//
+// Each step replaces every interior point by a weighted average of itself and
+// its neighbours (Jacobi: the new grid is written to another buffer, then the
+// two swap roles); boundary points keep their values (fixed, Dirichlet). A step
+// does a handful of flops per point and must read and write the grid once, so
+// the measure is bytes: 2·4·points per step, as % of the device-to-device copy
+// bandwidth measured in the same run. The lesson is data reuse: each value is
+// an operand of 5 (7) points; the variants differ in where the re-reads are served.
+//
+// Variants (kernel files in this folder); --nz 1 runs the 2D ones, --nz ≥ 2 the 3D ones:
+//   naive_2d      one thread per point, all 5 operands from global memory     stencil_naive.cuh
+//   tiled_2d      tile + one-point halo in dynamic shared memory, its shape
+//                 from --tile-x × --tile-y                                    stencil_tiled.cuh
+//   naive_3d      one thread per point, all 7 operands from global memory     stencil_naive.cuh
+//   tiled_3d      a --tile-x × --tile-y × --tile-z cube + halo in shared memory   stencil_tiled.cuh
+//   blocked_2_5d  2.5D: a --tile-x × --tile-y plane tile marched along z, the z
+//                 neighbours in registers                                     stencil_2_5d.cuh
+//
+// Run: make run LAB=22     (8192² 2D and 512³ 3D, 10 steps)
+//      build/labs/22_stencil/22_stencil --nx 1000 --ny 999 --nz 1 --steps 7 --tile-x 64 --tile-y 4
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <cudalabs/lab.hpp>
+#include <cudalabs/random.hpp>
+
+#include "jacobi_reference.hpp"
+#include "kernels.hpp"
+
+// ---- CPU reference: jacobi::cpu_steps, in jacobi_reference.hpp (lab 23 uses it too)
+
+namespace {
+
+// Both flags name one thread block: at most 1024 threads.
+void check_block(const std::string& flags, std::int64_t threads, const std::string& example) {
+  if (threads > 1024)
+    throw cudalabs::UsageError(flags + " = " + std::to_string(threads) +
+                               " threads per block: the tile is the thread block, and a block holds at most 1024 "
+                               "threads. Choose a smaller tile, e.g. " + example + ".");
+}
+
+}  // namespace
+
+// ---- main ------------------------------------------------------------------
+int main(int argc, char** argv) {
+  const cudalabs::LabSpec spec{
+      .name = "22_stencil",
+      .title = "stencils: 2D 5-point and 3D 7-point Jacobi steps, shared-memory tiles, 2.5D blocking",
+      .about = "Iterates the heat equation u' = u + r·(sum of neighbours − 2d·u), r = 1/8, from random inputs, with\n"
+               "fixed boundary points, and checks against the same iteration in double. --nz 1 (a 2D grid) runs the\n"
+               "5-point variants, --nz 2 or more the 7-point ones. GB/s count one read and one write of the grid per\n"
+               "step. --size N sets nx = ny = nz = N; lists of equal length are zipped.",
+      .sizes = {{.name = "nx",
+                 .help = "points along x (the contiguous direction)",
+                 .full = {8192, 512},
+                 .quick = {1, 2, 3, 37, 100, 1, 2, 3, 17, 33},
+                 .max = std::int64_t{1} << 30},
+                {.name = "ny",
+                 .help = "points along y",
+                 .full = {8192, 512},
+                 .quick = {1, 2, 3, 41, 3, 1, 2, 3, 19, 9},
+                 .max = 65535},  // the grid's y dimension holds at most 65535 blocks
+                {.name = "nz",
+                 .help = "points along z; 1 = a 2D grid",
+                 .full = {1, 512},
+                 .quick = {1, 1, 1, 1, 1, 2, 2, 3, 13, 70},
+                 .max = 65535}},
+      .variants = {{"naive_2d", "5 points, one thread per point, operands from global memory"},
+                   {"tiled_2d", "5 points, tile + halo in dynamic shared memory (--tile-x × --tile-y)"},
+                   {"naive_3d", "7 points, one thread per point, operands from global memory"},
+                   {"tiled_3d", "7 points, cube tile + halo in shared memory (--tile-x × --tile-y × --tile-z)"},
+                   {"blocked_2_5d", "7 points, 2.5D: plane tile marched along z, z neighbours in registers"}},
+      .flags = {{.name = "steps", .help = "Jacobi steps per run", .default_value = "10", .min = 1, .max = 100000},
+                {.name = "tile-x", .help = "tile width in points = block threads along x", .default_value = "32", .max = 1024},
+                {.name = "tile-y", .help = "tile height in points = block threads along y", .default_value = "8", .max = 1024},
+                {.name = "tile-z", .help = "tiled_3d's tile depth in points", .default_value = "4", .max = 1024}},
+  };
+  return cudalabs::run_lab(argc, argv, spec, [](cudalabs::Session& s) {
+    const auto& o = s.options();
+    const int steps = static_cast<int>(o.integer("steps"));
+    const int tile_x = static_cast<int>(o.integer("tile-x")), tile_y = static_cast<int>(o.integer("tile-y")),
+              tile_z = static_cast<int>(o.integer("tile-z"));
+    check_block("--tile-x × --tile-y", std::int64_t{tile_x} * tile_y, "--tile-x 32 --tile-y 8");
+    if (s.selected("tiled_3d"))
+      check_block("tiled_3d's --tile-x × --tile-y × --tile-z", std::int64_t{tile_x} * tile_y * tile_z,
+                  "--tile-x 32 --tile-y 8 --tile-z 4");
+    const cudalabs::Tolerance tol = jacobi::tolerance(steps);
+    const float r = jacobi::diffusion_number;
+
+    for (const auto& point : s.points()) {
+      const std::int64_t nx = point.at("nx"), ny = point.at("ny"), nz = point.at("nz");
+      const std::int64_t points = nx * ny * nz;
+      if (points > (std::int64_t{1} << 30))
+        throw cudalabs::UsageError("nx × ny × nz = " + std::to_string(points) +
+                                   " points; at most 2^30 (4 GiB per grid, four grids). Use smaller sizes; for a 2D "
+                                   "grid give --nz 1.");
+      const bool three_d = nz > 1;
+      const auto count = static_cast<std::size_t>(points);
+
+      cudalabs::DeviceBuffer<float> d_in(count, "in"), d_scratch0(count, "scratch0"), d_scratch1(count, "scratch1"),
+          d_out(count, "out");
+      std::vector<double> expected;
+      auto make_inputs = [&](std::uint64_t seed) {
+        const auto in = cudalabs::random_floats(count, cudalabs::mix_seed(seed, 1));
+        expected = jacobi::cpu_steps(in, nx, ny, nz, r, steps);
+        d_in.upload(in);
+      };
+      make_inputs(s.seed());
+
+      auto check = [&] { return cudalabs::check_close(d_out.download(), expected, tol); };
+      // The scratch grids too: a point a step forgets stays NaN and spreads to `out`.
+      auto poison = [&](cudaStream_t st) {
+        d_out.poison(st);
+        d_scratch0.poison(st);
+        d_scratch1.poison(st);
+      };
+      const cudalabs::Work work{.bytes = 2.0 * 4.0 * static_cast<double>(points) * steps,
+                                .flops = (three_d ? 8.0 : 6.0) * static_cast<double>(points) * steps};
+
+      auto measure = [&](const std::string& variant, std::function<void(cudaStream_t)> run,
+                         cudalabs::KernelResources resources, bool tiled) {
+        cudalabs::Measurement m{.variant = variant,
+                                .size = point,
+                                .work = work,
+                                .run = std::move(run),
+                                .check = check,
+                                .poison = poison,
+                                .new_inputs = make_inputs,
+                                .resources = resources};
+        m.extra["steps"] = steps;
+        if (tiled) {
+          m.extra["tile_x"] = tile_x;
+          m.extra["tile_y"] = tile_y;
+          if (variant == "tiled_3d") m.extra["tile_z"] = tile_z;
+        }
+        s.measure(m);
+      };
+      const float* in = d_in.data();
+      float *scratch0 = d_scratch0.data(), *scratch1 = d_scratch1.data(), *out = d_out.data();
+
+      if (!three_d) {
+        if (s.selected("naive_2d"))
+          measure("naive_2d",
+                  [&](cudaStream_t st) { lab22::jacobi_2d_naive(in, scratch0, scratch1, out, nx, ny, r, steps, st); },
+                  lab22::jacobi_2d_naive_resources(), false);
+        if (s.selected("tiled_2d"))
+          measure("tiled_2d",
+                  [&](cudaStream_t st) {
+                    lab22::jacobi_2d_tiled(in, scratch0, scratch1, out, nx, ny, r, steps, tile_x, tile_y, st);
+                  },
+                  lab22::jacobi_2d_tiled_resources(tile_x, tile_y), true);
+      } else {
+        if (s.selected("naive_3d"))
+          measure("naive_3d",
+                  [&](cudaStream_t st) { lab22::jacobi_3d_naive(in, scratch0, scratch1, out, nx, ny, nz, r, steps, st); },
+                  lab22::jacobi_3d_naive_resources(), false);
+        if (s.selected("tiled_3d"))
+          measure("tiled_3d",
+                  [&](cudaStream_t st) {
+                    lab22::jacobi_3d_tiled(in, scratch0, scratch1, out, nx, ny, nz, r, steps, tile_x, tile_y, tile_z, st);
+                  },
+                  lab22::jacobi_3d_tiled_resources(tile_x, tile_y, tile_z), true);
+        if (s.selected("blocked_2_5d"))
+          measure("blocked_2_5d",
+                  [&](cudaStream_t st) {
+                    lab22::jacobi_3d_blocked(in, scratch0, scratch1, out, nx, ny, nz, r, steps, tile_x, tile_y, st);
+                  },
+                  lab22::jacobi_3d_blocked_resources(tile_x, tile_y), true);
+      }
+    }
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "%d steps, r = 1/8, boundary points fixed; tolerance %.2g absolute (16·2^-24 per step). 2D variants "
+                  "run where nz = 1, 3D variants where nz >= 2.",
+                  steps, tol.abs);
+    s.note(line);
+  });
+}

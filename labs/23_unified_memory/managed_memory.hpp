@@ -1,0 +1,109 @@
+#pragma once
+// The course's helpers for memory the GPU and the host share, used by lab 23's
+// host program and by its strategies file (they could move to common/):
+//
+//   ManagedBuffer<T>     cudaMallocManaged: one pointer valid on host and GPU;
+//                        the driver moves 4 KB..2 MB pages to whoever touches them
+//   MappedHostBuffer<T>  cudaHostAlloc(cudaHostAllocMapped): pinned host memory
+//                        the GPU reads and writes in place, over PCIe (zero-copy)
+//   prefetch(), advise() the CUDA 12 and CUDA 13 forms of cudaMemPrefetchAsync
+//                        and cudaMemAdvise behind one call
+//
+// CUDA 13 names a destination with a cudaMemLocation (type Device + ordinal, or
+// type Host) and cudaMemPrefetchAsync takes a flags argument; CUDA 12 takes a
+// device ordinal, cudaCpuDeviceId (-1) for the host.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <span>
+#include <utility>
+
+#include <cudalabs/error.hpp>
+
+namespace um {
+
+// Where pages should go: the host's memory, or one GPU's.
+struct Location {
+  bool host = true;
+  int device = 0;
+};
+inline Location host() { return {true, 0}; }
+inline Location gpu(int device) { return {false, device}; }
+
+#if CUDART_VERSION >= 13000
+inline cudaMemLocation to_cuda(Location where) {
+  cudaMemLocation location{};
+  location.type = where.host ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
+  location.id = where.host ? 0 : where.device;  // the id is ignored for the host
+  return location;
+}
+#else
+inline int to_cuda(Location where) { return where.host ? cudaCpuDeviceId : where.device; }
+#endif
+
+// Enqueues the migration of the pages of [p, p + bytes) to `to` on `stream`.
+inline void prefetch(const void* p, std::size_t bytes, Location to, cudaStream_t stream) {
+#if CUDART_VERSION >= 13000
+  CUDALABS_CHECK(cudaMemPrefetchAsync(p, bytes, to_cuda(to), 0, stream));
+#else
+  CUDALABS_CHECK(cudaMemPrefetchAsync(p, bytes, to_cuda(to), stream));
+#endif
+}
+
+// cudaMemAdviseSetReadMostly ignores the location; SetPreferredLocation and
+// SetAccessedBy name one.
+inline void advise(const void* p, std::size_t bytes, cudaMemoryAdvise advice, Location where) {
+  CUDALABS_CHECK(cudaMemAdvise(p, bytes, advice, to_cuda(where)));
+}
+
+template <typename T>
+class ManagedBuffer {
+ public:
+  explicit ManagedBuffer(std::size_t count) : count_(count) {
+    CUDALABS_CHECK(cudaMallocManaged(reinterpret_cast<void**>(&data_), bytes(), cudaMemAttachGlobal));
+  }
+  ManagedBuffer(ManagedBuffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)), count_(std::exchange(o.count_, 0)) {}
+  ManagedBuffer& operator=(ManagedBuffer&&) = delete;
+  ManagedBuffer(const ManagedBuffer&) = delete;
+  ManagedBuffer& operator=(const ManagedBuffer&) = delete;
+  ~ManagedBuffer() {
+    if (data_) cudaFree(data_);
+  }
+  T* data() { return data_; }
+  std::size_t bytes() const { return count_ * sizeof(T); }
+  std::span<T> span() { return {data_, count_}; }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+template <typename T>
+class MappedHostBuffer {
+ public:
+  explicit MappedHostBuffer(std::size_t count) : count_(count) {
+    CUDALABS_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&host_), bytes(), cudaHostAllocMapped));
+    // With unified addressing the two pointers are equal; asking keeps the
+    // code right where they are not.
+    CUDALABS_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_), host_, 0));
+  }
+  MappedHostBuffer(MappedHostBuffer&& o) noexcept
+      : host_(std::exchange(o.host_, nullptr)), device_(std::exchange(o.device_, nullptr)),
+        count_(std::exchange(o.count_, 0)) {}
+  MappedHostBuffer& operator=(MappedHostBuffer&&) = delete;
+  MappedHostBuffer(const MappedHostBuffer&) = delete;
+  MappedHostBuffer& operator=(const MappedHostBuffer&) = delete;
+  ~MappedHostBuffer() {
+    if (host_) cudaFreeHost(host_);
+  }
+  T* device() { return device_; }  // what kernels get
+  std::size_t bytes() const { return count_ * sizeof(T); }
+  std::span<T> span() { return {host_, count_}; }  // what the host reads and writes
+
+ private:
+  T* host_ = nullptr;
+  T* device_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+}  // namespace um
