@@ -1,0 +1,301 @@
+// Lab 25 — scan: from Hillis-Steele to a single pass with decoupled look-back.
+//
+// A prefix sum (scan) makes out[i] depend on every in[j], j <= i, yet a GPU
+// scan runs at the speed of a copy. The lab climbs there: two classic block
+// scans (each only a tile; scan-then-propagate's three kernels make any n out of
+// them), a register-and-shuffle tile scan in the same three kernels, which then
+// move every item through DRAM twice, and a single pass in which each tile gets
+// the sum of the tiles before it from their published partial sums. Then a
+// stream compaction built on that pass. All against cub::DeviceScan in the same
+// run, for int or float (--type), inclusive or exclusive (--exclusive).
+//
+// Variants (what each runs end to end):
+//   cub                  cub::DeviceScan::InclusiveSum / ExclusiveSum (the library baseline, measured first)
+//   hillis_steele        3 kernels: scan tiles, scan tile sums, add; Hillis-Steele tiles of 512, 9 steps
+//   blelloch             3 kernels, as above; Blelloch up-/down-sweep tiles of 1024, 2 items per thread
+//   scan_then_propagate  3 kernels, as above; tiles of 4096 scanned in registers with warp shuffles
+//   decoupled_lookback   1 kernel: register tiles, prefix from a look-back over predecessors' sums
+//   compact              keep x > 0 in order: decoupled_lookback's pass over flags, then a scatter; 1 kernel
+//
+// Run: make run LAB=25   (n = 2^20, 2^28; --type int|float, --exclusive)
+#include <cub/device/device_scan.cuh>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <cudalabs/lab.hpp>
+#include <cudalabs/random.hpp>
+#include <cudalabs/reference.hpp>
+
+#include "../24_histogram/cub_call.hpp"
+#include "../24_histogram/exact_check.hpp"
+#include "kernels.hpp"
+
+namespace {
+
+// Int results are checked exactly against int64 sums, float results against double sums.
+template <typename T>
+using ExactSum = std::conditional_t<std::is_floating_point_v<T>, double, std::int64_t>;
+
+// ---- inputs --------------------------------------------------------------------
+
+// Ints in [-3, 3]: every prefix of n <= 2^29 of them is within 3 * 2^29 < 2^31, so
+// no int32 sum overflows, whatever order a scan adds in.
+inline constexpr int int_magnitude = 3;
+inline constexpr std::int64_t max_n = std::int64_t{1} << 29;
+
+// Floats: multiples of 2^-7 in [-1, 1) (k/128, k in -128..127). See float_tolerance.
+inline constexpr float float_grid = 1.0f / 128;
+
+template <typename T>
+std::vector<T> scan_input(std::int64_t n, std::uint64_t seed) {
+  if constexpr (std::is_same_v<T, int>) {
+    const std::vector<float> draws = cudalabs::random_small_ints(n, seed, -int_magnitude, int_magnitude);
+    return std::vector<int>(draws.begin(), draws.end());
+  } else {
+    std::vector<float> x = cudalabs::random_small_ints(n, seed, -128, 127);
+    for (float& v : x) v *= float_grid;  // a power of two: exact
+    return x;
+  }
+}
+
+// ---- CPU reference -------------------------------------------------------------
+
+// Sequential, in int64 or double: exact for these inputs (|prefix| < 2^31, and
+// double holds every multiple of 2^-7 below 2^45).
+template <typename T>
+std::vector<ExactSum<T>> prefix_sums(std::span<const T> x, bool exclusive) {
+  std::vector<ExactSum<T>> out(x.size());
+  ExactSum<T> sum = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (exclusive) out[i] = sum;
+    sum += x[i];
+    if (!exclusive) out[i] = sum;
+  }
+  return out;
+}
+
+template <typename T>
+std::vector<T> positives(std::span<const T> x) {
+  std::vector<T> kept;
+  std::copy_if(x.begin(), x.end(), std::back_inserter(kept), [](T v) { return v > T(0); });
+  return kept;
+}
+
+// The float tolerance, derived.
+//
+// Prefix i is a sum of i + 1 inputs. The reduction labs allow a sum of n terms
+// of magnitude <= 1 cudalabs::sum_tolerance(n) = 64 eps sqrt(n): rounding errors
+// that add like a random walk over a tree of partial sums. Prefix i has at most
+// n terms, so the bound for n would hold for every element.
+//
+// But a single-pass scan does not add in a tree: its tile prefixes form a chain,
+// n/4096 additions one after another, each rounding by up to half an ulp of a
+// running sum of ~0.58 sqrt(n). Simulated on the CPU with 24-bit random floats
+// at n = 2^28, that chain alone ended 0.02 to 0.11 from the exact prefix (seeds
+// 1-9, 2048- and 4096-item tiles), where sum_tolerance gives 0.0625: CUB's own
+// scan would fail it on some seeds.
+//
+// So the inputs sit on a grid instead: multiples of 2^-7. Any sum of them is a
+// multiple of 2^-7, exact in float while below 2^17 in magnitude (24 significant
+// bits). The partial sums a scan forms (CUB's too) are sums of contiguous runs
+// (a thread's items, a warp's, a tile's, the tiles before it), below
+// 2 max|prefix|, or, in a look-back, sums of up to 32 tile sums (~0.58 sqrt(32 x
+// 4096) = 210 typical). A random walk of 2^29 steps reaches 2^16 (4.9 standard
+// deviations) with probability ~2e-6. So every scan, in every order, gives the
+// exact prefix, and the tolerance can be strict: sum_tolerance(n), but never more
+// than half the grid, so a lost, doubled or misplaced nonzero input (which moves
+// a prefix by at least 2^-7) fails at every n.
+cudalabs::Tolerance float_tolerance(std::int64_t n) {
+  const cudalabs::Tolerance random_walk = cudalabs::sum_tolerance(n);
+  return {.abs = std::min(random_walk.abs, 0.5 * float_grid), .rel = 0};
+}
+
+// ---- main ----------------------------------------------------------------------
+
+template <typename T>
+struct ScanVariant {
+  const char* name;
+  void (*run)(const T*, T*, std::int64_t, bool, void*, cudaStream_t);
+  std::size_t (*scratch_bytes)(std::int64_t);
+  cudalabs::KernelResources (*resources)(lab25::Element);
+};
+
+template <typename T>
+const ScanVariant<T> scan_variants[] = {
+    {"hillis_steele", lab25::hillis_steele, lab25::hillis_steele_scratch_bytes, lab25::hillis_steele_resources},
+    {"blelloch", lab25::blelloch, lab25::blelloch_scratch_bytes, lab25::blelloch_resources},
+    {"scan_then_propagate", lab25::scan_then_propagate, lab25::scan_then_propagate_scratch_bytes,
+     lab25::scan_then_propagate_resources},
+    {"decoupled_lookback", lab25::decoupled_lookback, lab25::decoupled_lookback_scratch_bytes,
+     lab25::decoupled_lookback_resources},
+};
+
+// Poison for outputs: NaN for floats; for ints 0x7F7F7F7F = 2139062143, which no
+// prefix of these inputs reaches (|prefix| <= 3 * 2^29), so an unwritten element
+// always fails.
+template <typename T>
+void poison(cudalabs::DeviceBuffer<T>& buffer, cudaStream_t stream) {
+  const int byte = std::is_same_v<T, float> ? 0xFF : 0x7F;
+  CUDALABS_CHECK(cudaMemsetAsync(buffer.data(), byte, buffer.bytes(), stream));
+}
+
+template <typename T>
+cudalabs::CheckResult check_equal(std::span<const T> got, std::span<const ExactSum<T>> expected, std::int64_t n) {
+  if constexpr (std::is_same_v<T, int>)
+    return check_exact<int, std::int64_t>(got, expected);
+  else
+    return cudalabs::check_close(got, expected, float_tolerance(n));
+}
+
+template <typename T>
+void measure_scans(cudalabs::Session& s, const cudalabs::Point& point, bool exclusive) {
+  constexpr bool ints = std::is_same_v<T, int>;
+  const std::int64_t n = point.at("n");
+  const lab25::Element element = ints ? lab25::Element::int32 : lab25::Element::float32;
+  // The record's size is n; the type and the kind of scan go with it here.
+  const std::map<std::string, double> extra = {{"int", ints ? 1 : 0}, {"exclusive", exclusive ? 1 : 0}};
+
+  cudalabs::DeviceBuffer<T> d_in(n, "input"), d_out(n, "output");
+  cudalabs::DeviceBuffer<std::int64_t> d_kept(1, "kept count");
+  std::vector<ExactSum<T>> expected;
+  std::vector<T> expected_kept;
+  auto make_inputs = [&](std::uint64_t seed) {
+    const std::vector<T> host = scan_input<T>(n, cudalabs::mix_seed(seed, 1));
+    expected = prefix_sums<T>(host, exclusive);
+    expected_kept = positives<T>(host);
+    d_in.upload(host);
+  };
+  make_inputs(s.seed());
+
+  std::size_t scratch_bytes = lab25::compact_scratch_bytes(n);
+  for (const auto& v : scan_variants<T>) scratch_bytes = std::max(scratch_bytes, v.scratch_bytes(n));
+  cudalabs::DeviceBuffer<std::byte> scratch(std::max<std::size_t>(scratch_bytes, 1), "scan scratch");
+
+  auto measure_scan = [&](const std::string& variant, std::function<void(cudaStream_t)> run,
+                          std::optional<cudalabs::KernelResources> resources, std::map<std::string, double> more) {
+    more.insert(extra.begin(), extra.end());
+    s.measure({
+        .variant = variant,
+        .size = point,
+        // Every element read once and its prefix written once: what a copy moves.
+        .work = {.bytes = 2.0 * sizeof(T) * n, .flops = static_cast<double>(n)},
+        .run = std::move(run),
+        .check = [&] { return check_equal<T>(d_out.download(), expected, n); },
+        .poison =
+            [&](cudaStream_t st) {
+              poison(d_out, st);
+              scratch.poison(st);  // a pass that reads a tile sum no block wrote gets NaN or -1
+            },
+        .new_inputs = make_inputs,
+        .resources = resources,
+        .extra = std::move(more),
+    });
+  };
+
+  CubCall library([&](void* temp, std::size_t& temp_bytes, cudaStream_t stream) {
+    return exclusive ? cub::DeviceScan::ExclusiveSum(temp, temp_bytes, d_in.data(), d_out.data(), n, stream)
+                     : cub::DeviceScan::InclusiveSum(temp, temp_bytes, d_in.data(), d_out.data(), n, stream);
+  });
+  measure_scan("cub", [&](cudaStream_t st) { library.run(st); }, std::nullopt,
+               {{"temp_bytes", static_cast<double>(library.temp_bytes())}});
+  for (const auto& v : scan_variants<T>)
+    if (s.selected(v.name))
+      measure_scan(
+          v.name, [&](cudaStream_t st) { v.run(d_in.data(), d_out.data(), n, exclusive, scratch.data(), st); },
+          v.resources(element), {});
+
+  if (!s.selected("compact")) return;
+  auto check_compacted = [&] {
+    const std::int64_t kept = d_kept.download()[0];
+    if (kept != static_cast<std::int64_t>(expected_kept.size())) {
+      cudalabs::CheckResult r;
+      r.count = r.bad = 1;
+      r.max_abs_err = std::abs(static_cast<double>(kept) - static_cast<double>(expected_kept.size()));
+      r.first_bad = {{0, static_cast<double>(kept), static_cast<double>(expected_kept.size())}};
+      r.note = "kept count " + std::to_string(kept) + ", expected " + std::to_string(expected_kept.size());
+      return r;
+    }
+    const std::vector<T> out = d_out.download();
+    const std::span<const T> got(out.data(), expected_kept.size());
+    if constexpr (ints)
+      return check_exact<int, int>(got, expected_kept);
+    else
+      return cudalabs::check_close(got, std::span<const float>(expected_kept), {.abs = 0, .rel = 0});
+  };
+  cudalabs::Measurement compact{
+      .variant = "compact",
+      .size = point,
+      // Every element read once, every kept one written once.
+      .work = {.bytes = static_cast<double>(sizeof(T)) * (n + static_cast<double>(expected_kept.size()))},
+      .run =
+          [&](cudaStream_t st) {
+            lab25::compact_positive(d_in.data(), d_out.data(), d_kept.data(), n, scratch.data(), st);
+          },
+      .check = check_compacted,
+      .poison =
+          [&](cudaStream_t st) {
+            poison(d_out, st);
+            d_kept.poison(st);  // -1
+          },
+      .new_inputs = make_inputs,
+      .resources = lab25::compact_resources(element),
+  };
+  compact.extra = extra;  // set apart: g++ 12 warns (maybe-uninitialized) on the designated form
+  s.measure(compact);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const cudalabs::LabSpec spec{
+      .name = "25_scan",
+      .title = "scan: Hillis-Steele, Blelloch, scan-then-propagate, decoupled look-back vs cub::DeviceScan",
+      .about = "Prefix sums of n ints or floats on the GPU: two classic block scans and a register tile scan,\n"
+               "each inside scan-then-propagate (scan tiles, scan tile sums, add: three kernels, any n), then a\n"
+               "single pass with decoupled look-back, and a stream compaction (keep x > 0) built on it, against\n"
+               "cub::DeviceScan::InclusiveSum / ExclusiveSum in the same run. Ints in [-3, 3] are checked exactly;\n"
+               "floats are multiples of 1/128 in [-1, 1), so every order of addition is exact and the tolerance\n"
+               "stays below half a grid step (main.cu derives it). The compaction's output and its count,\n"
+               "left on the GPU, are checked exactly.",
+      .sizes = {{.name = "n",
+                 .help = "elements",
+                 .full = {std::int64_t{1} << 20, std::int64_t{1} << 28},
+                 .quick = {1, 257, 4099, 100003},
+                 .max = max_n}},
+      .variants = {{"cub", "cub::DeviceScan::InclusiveSum / ExclusiveSum (the library baseline, measured first)", true},
+                   {"hillis_steele", "3 kernels (scan tiles, scan tile sums, add); Hillis-Steele tiles of 512"},
+                   {"blelloch", "3 kernels, as above; Blelloch up-/down-sweep tiles of 1024"},
+                   {"scan_then_propagate", "3 kernels, as above; tiles of 4096 in registers, warp shuffles"},
+                   {"decoupled_lookback", "1 kernel: register tiles, prefix by look-back over predecessors' sums"},
+                   {"compact", "keep x > 0 in order: the look-back pass over flags, then a scatter; 1 kernel"}},
+      .flags = {{.name = "type",
+                 .help = "element type: int or float",
+                 .kind = cudalabs::ExtraFlag::Kind::text,
+                 .default_value = "float"},
+                {.name = "exclusive",
+                 .help = "exclusive scans (out[i] = sum of in[0..i-1]) instead of inclusive",
+                 .kind = cudalabs::ExtraFlag::Kind::toggle}},
+  };
+  return cudalabs::run_lab(argc, argv, spec, [](cudalabs::Session& s) {
+    const std::string type = s.options().text("type");
+    if (type != "int" && type != "float")
+      throw cudalabs::UsageError("--type " + type + ": expected int or float. Example: --type int");
+    const bool exclusive = s.options().toggle("exclusive");
+    for (const auto& point : s.points()) {
+      if (type == "int")
+        measure_scans<int>(s, point, exclusive);
+      else
+        measure_scans<float>(s, point, exclusive);
+    }
+  });
+}
