@@ -23,7 +23,6 @@
 #include <cudalabs/error.hpp>
 #include <cudalabs/math.hpp>
 
-#include "../02_timed_vector_add/vector_add_variants.cuh"  // resident_blocks
 
 inline constexpr unsigned full_warp_mask = 0xffffffffu;
 
@@ -142,5 +141,5 @@ inline void reduce_warp_shuffle_float4(const float* in, float* partials, std::in
 // resident blocks: 132 x 8 = 1056 blocks of 256 on an H100), never more blocks
 // than n / 4 float4s need. Asked once per size, outside the timed runs.
 inline unsigned warp_shuffle_float4_blocks(std::int64_t n) {
-  return resident_blocks(reduce_warp_shuffle_float4_kernel, float4_block, std::max<std::int64_t>(n / 4, 1));
+  return cudalabs::resident_blocks(reduce_warp_shuffle_float4_kernel, float4_block, std::max<std::int64_t>(n / 4, 1));
 }

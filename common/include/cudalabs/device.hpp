@@ -3,7 +3,9 @@
 // kernel costs it in registers, shared memory and occupancy.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace cudalabs {
@@ -74,6 +76,17 @@ KernelResources kernel_resources(const void* kernel, int block_threads, std::siz
 template <typename Kernel>
 KernelResources resources_of(Kernel* kernel, int block_threads, std::size_t dynamic_smem = 0) {
   return kernel_resources(reinterpret_cast<const void*>(kernel), block_threads, dynamic_smem);
+}
+
+// Blocks for a grid-stride kernel over `items` items per thread pass: as many
+// as can be resident on the device at once (occupancy API), never more than the
+// work needs, at least 1. Ask once per size, outside timed runs: it is a host call.
+template <typename Kernel>
+unsigned resident_blocks(Kernel* kernel, int block_threads, std::int64_t items) {
+  const std::int64_t per_sm = resources_of(kernel, block_threads).blocks_per_sm;
+  const std::int64_t full = per_sm * current_device().sm_count;
+  const std::int64_t needed = (items + block_threads - 1) / block_threads;
+  return static_cast<unsigned>(std::max<std::int64_t>(1, std::min(full, needed)));
 }
 
 // Free and total device memory, bytes.

@@ -48,25 +48,14 @@ __global__ void vector_add_float4_kernel(const float* __restrict__ a, const floa
   for (std::int64_t i = 4 * n4 + first; i < n; i += stride) c[i] = a[i] + b[i];
 }
 
-// Blocks for a grid-stride kernel: as many as can be resident at once, never
-// more than the work needs.
-template <typename Kernel>
-unsigned resident_blocks(Kernel* kernel, int block, std::int64_t items_per_thread_pass) {
-  const auto& dev = cudalabs::current_device();
-  const int per_sm = cudalabs::resources_of(kernel, block).blocks_per_sm;
-  const std::int64_t full = static_cast<std::int64_t>(per_sm) * dev.sm_count;
-  const std::int64_t needed = cudalabs::ceil_div<std::int64_t>(items_per_thread_pass, block);
-  return static_cast<unsigned>(std::max<std::int64_t>(1, std::min(full, needed)));
-}
-
 // The grids of the two launchers for n elements (asked once per size, outside
 // the timed runs: the occupancy API is a host call). float4 needs a quarter of
 // the threads.
 inline unsigned vector_add_grid_stride_blocks(std::int64_t n) {
-  return resident_blocks(vector_add_grid_stride_kernel, grid_stride_block, n);
+  return cudalabs::resident_blocks(vector_add_grid_stride_kernel, grid_stride_block, n);
 }
 inline unsigned vector_add_float4_blocks(std::int64_t n) {
-  return resident_blocks(vector_add_float4_kernel, grid_stride_block, std::max<std::int64_t>(n / 4, 1));
+  return cudalabs::resident_blocks(vector_add_float4_kernel, grid_stride_block, std::max<std::int64_t>(n / 4, 1));
 }
 
 inline void vector_add_grid_stride(const float* a, const float* b, float* c, std::int64_t n, unsigned blocks,
