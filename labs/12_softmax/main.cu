@@ -6,7 +6,7 @@
 // as % of the device-to-device copy bandwidth measured in the same run. Every
 // variant handles any row length, not only multiples of the block size.
 //
-// Variants (kernels in softmax.cuh):
+// Variants (kernels in softmax.cuh, called through kernels.hpp):
 //   block_per_row     the original: one 256-thread block per row, three passes
 //                     (max, sum of exp, scale) each re-reading the row
 //   online            max and sum in one pass (online rescaling), then write:
@@ -15,13 +15,20 @@
 //                     (rows up to 16384 floats)
 //   split_rows        for long rows: several blocks per row, (max, sum) pairs
 //                     combined by a second launch
+// --inputs large|masked draws the inputs that expose a softmax's shortcuts
+// (make_inputs below).
 //
 // Run: make run LAB=12    (defaults: 512×512, 16384×1024, 4096×4096, 128×524288)
+#include <algorithm>
+#include <cmath>
+
 #include <cudalabs/lab.hpp>
 #include <cudalabs/random.hpp>
 #include <cudalabs/reference.hpp>
 
-#include "softmax.cuh"
+#include "input_kinds.hpp"
+#include "kernels.hpp"
+#include "softmax_check.hpp"
 
 namespace {
 
@@ -34,6 +41,54 @@ std::vector<float> row_sums(const std::vector<float>& y, std::int64_t rows, std:
     sums[static_cast<std::size_t>(r)] = static_cast<float>(s);  // 6e-8 rounding, far below the tolerance
   }
   return sums;
+}
+
+// The inputs drawn from `seed` (buffer 1: values, buffer 2: row offsets or mask), by --inputs:
+//   random  U[-10, 10) as the original: exp spans e^-20..1 within a row, so a
+//           missing max subtraction or a wrong max shows.
+//   large   row r is o_r + U[-100, 100), |o_r| in [1e4, 2e4) with a random sign.
+//           Without the max subtraction exp overflows (e^1e4 = inf, inf/inf =
+//           NaN) or, in a negative row, underflows (0/0 = NaN); subtracting some
+//           other element, the row's first say, leaves x - x0 up to 200 > 88.7
+//           in most rows: inf again. Every x - max is exact (Sterbenz: one sign,
+//           within a factor 2), so the random inputs' tolerance holds.
+//   masked  U[-10, 10) with -inf entries (masked positions) in four row patterns,
+//           r % 4: 0 each entry masked with probability 1/2; 1 a prefix of
+//           1 + (7r mod cols) entries kept (a causal mask's rows); 2 only the
+//           last entry kept (every thread but one sees only -inf: a running max
+//           started at -inf meets exp(-inf - -inf) = NaN); 3 one entry kept at a
+//           random column (whole 4096-float chunks of -inf in long rows). Masked
+//           outputs must be 0 and every row still sums to 1. Each row keeps at
+//           least one finite entry: with none, softmax is 0/0, and the reference
+//           (like PyTorch) gives NaN, which the checker never passes.
+std::vector<float> make_inputs(InputKind kind, std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
+  const auto n = static_cast<std::size_t>(rows * cols);
+  std::vector<float> x = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 1), -10.0f, 10.0f);
+  if (kind == InputKind::random) return x;
+  const std::size_t draws = kind == InputKind::large ? static_cast<std::size_t>(rows) : n;
+  const auto u = cudalabs::random_floats(draws, cudalabs::mix_seed(seed, 2), 0.0f, 1.0f);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    float* row = &x[static_cast<std::size_t>(r * cols)];
+    if (kind == InputKind::large) {
+      const float raw = u[static_cast<std::size_t>(r)];  // sign from the first half, magnitude from the whole
+      const float offset = (raw < 0.5f ? -1.0f : 1.0f) * (1e4f + 2e4f * std::fabs(raw - 0.5f));
+      for (std::int64_t c = 0; c < cols; ++c) row[c] = offset + 10.0f * row[c];
+      continue;
+    }
+    const float* mask = &u[static_cast<std::size_t>(r * cols)];
+    std::int64_t keep_only = -1;  // patterns 2 and 3: the one column kept
+    if (r % 4 == 2) keep_only = cols - 1;
+    if (r % 4 == 3)
+      keep_only = std::min<std::int64_t>(cols - 1, static_cast<std::int64_t>(mask[0] * static_cast<float>(cols)));
+    for (std::int64_t c = 0; c < cols; ++c) {
+      bool masked = false;
+      if (r % 4 == 0) masked = mask[c] < 0.5f && c != r % cols;
+      if (r % 4 == 1) masked = c > (7 * r) % cols;
+      if (keep_only >= 0) masked = c != keep_only;
+      if (masked) row[c] = -INFINITY;
+    }
+  }
+  return x;
 }
 
 }  // namespace
@@ -60,8 +115,15 @@ int main(int argc, char** argv) {
                    {"online", "max and sum in one pass (online rescaling), then write: 2 reads + 1 write"},
                    {"row_in_registers", "float4 loads, row kept in registers: 1 read + 1 write (cols <= 16384)"},
                    {"split_rows", "long rows: several blocks per row, (max, sum) pairs combined in a 2nd launch"}},
+      .flags = {inputs_flag("random U[-10, 10); large: rows offset by ±1e4..2e4 (exp overflows unless\n"
+                            "                      the row max is subtracted); masked: -inf entries, one finite\n"
+                            "                      entry at least per row")},
   };
-  return cudalabs::run_lab(argc, argv, spec, [](cudalabs::Session& s) {
+  const auto inputs = [](const cudalabs::Options& o) { return input_kind(o, {"random", "large", "masked"}); };
+  if (const int rc = precheck_usage(spec, argc, argv, inputs); rc != 0) return rc;
+
+  return cudalabs::run_lab(argc, argv, spec, [&](cudalabs::Session& s) {
+    const InputKind kind = inputs(s.options());
     for (const auto& point : s.points()) {
       const std::int64_t rows = point.at("rows");
       const int cols = static_cast<int>(point.at("cols"));
@@ -71,19 +133,23 @@ int main(int argc, char** argv) {
         throw cudalabs::UsageError("rows × cols = " + std::to_string(n) +
                                    " elements; at most 2^30 (4 GiB per matrix). Use fewer --rows or --cols.");
 
-      // U[-10, 10) as the original: exp spans e^-20..1 within a row, so a
-      // missing max subtraction or a wrong max shows.
-      const auto x = cudalabs::random_floats(static_cast<std::size_t>(n), s.seed(1), -10.0f, 10.0f);
-      const auto expected = cudalabs::ref::softmax_rows(x, rows, cols);
+      cudalabs::DeviceBuffer<float> d_x(static_cast<std::size_t>(n), "x"), d_y(static_cast<std::size_t>(n), "y");
+      std::vector<double> expected;
+      // Inputs from a seed, uploaded, and their reference: once now, and again
+      // with a fresh seed before each variant's last check.
+      auto new_inputs = [&](std::uint64_t seed) {
+        const auto x = make_inputs(kind, rows, cols, seed);
+        expected = cudalabs::ref::softmax_rows(x, rows, cols);
+        d_x.upload(x);
+      };
+      new_inputs(s.seed());
       const std::vector<double> ones(static_cast<std::size_t>(rows), 1.0);
       const double rel = softmax_rel_tolerance(cols);
-
-      cudalabs::DeviceBuffer<float> d_x(x, "x"), d_y(static_cast<std::size_t>(n), "y");
       auto check = [&] {
         const auto y = d_y.download();
         // Element-wise relative error, and each row's sum within `rel` of 1
         // (outputs each within rel of exact, which sums to 1).
-        return cudalabs::both(cudalabs::check_close(y, expected, {.abs = 0, .rel = rel}),
+        return cudalabs::both(cudalabs::check_close(y, expected, {.abs = softmax_abs_tolerance, .rel = rel}),
                               cudalabs::check_close(row_sums(y, rows, cols), ones, {.abs = rel, .rel = 0}));
       };
       auto poison = [&](cudaStream_t st) { d_y.poison(st); };
@@ -93,48 +159,59 @@ int main(int argc, char** argv) {
         s.measure({.variant = "block_per_row",
                    .size = point,
                    .work = work,
-                   .run = [&](cudaStream_t st) { softmax_block_per_row(d_x.data(), d_y.data(), rows, cols, st); },
+                   .run =
+                       [&](cudaStream_t st) {
+                         lab12::softmax_block_per_row(d_x.data(), d_y.data(), rows, cols, st);
+                       },
                    .check = check,
                    .poison = poison,
-                   .resources = cudalabs::resources_of(softmax_block_per_row_kernel, softmax_block)});
+                   .new_inputs = new_inputs,
+                   .resources = lab12::softmax_block_per_row_resources()});
 
       if (s.selected("online"))
         s.measure({.variant = "online",
                    .size = point,
                    .work = work,
-                   .run = [&](cudaStream_t st) { softmax_online(d_x.data(), d_y.data(), rows, cols, st); },
+                   .run = [&](cudaStream_t st) { lab12::softmax_online(d_x.data(), d_y.data(), rows, cols, st); },
                    .check = check,
                    .poison = poison,
-                   .resources = cudalabs::resources_of(softmax_online_kernel, softmax_block)});
+                   .new_inputs = new_inputs,
+                   .resources = lab12::softmax_online_resources()});
 
       if (s.selected("row_in_registers")) {
-        if (cols > softmax_registers_max_cols) {
+        const int max_cols = lab12::softmax_registers_max_cols();
+        if (cols > max_cols) {
           s.note("row_in_registers skipped at cols = " + std::to_string(cols) + ": a row of more than " +
-                 std::to_string(softmax_registers_max_cols) + " floats does not fit in one block's registers.");
+                 std::to_string(max_cols) + " floats does not fit in one block's registers.");
         } else {
-          const SoftmaxLaunch launch = softmax_registers_shape(cols);
           s.measure({.variant = "row_in_registers",
                      .size = point,
                      .work = work,
-                     .run = [&](cudaStream_t st) { softmax_registers(d_x.data(), d_y.data(), rows, cols, st); },
+                     .run = [&](cudaStream_t st) { lab12::softmax_registers(d_x.data(), d_y.data(), rows, cols, st); },
                      .check = check,
                      .poison = poison,
-                     .resources = cudalabs::resources_of(launch.kernel, launch.threads)});
+                     .new_inputs = new_inputs,
+                     .resources = lab12::softmax_registers_resources(cols)});
         }
       }
 
       if (s.selected("split_rows")) {
-        const auto workspace_bytes = static_cast<std::size_t>(softmax_split_workspace_bytes(rows, cols));
-        cudalabs::DeviceBuffer<MaxSum> d_partial(workspace_bytes / sizeof(MaxSum), "split_rows (max, sum) pairs");
+        cudalabs::DeviceBuffer<std::byte> d_workspace(
+            static_cast<std::size_t>(lab12::softmax_split_workspace_bytes(rows, cols)), "split_rows (max, sum) pairs");
         cudalabs::Measurement m{
             .variant = "split_rows",
             .size = point,
             .work = work,
-            .run = [&](cudaStream_t st) { softmax_split_rows(d_x.data(), d_y.data(), d_partial.data(), rows, cols, st); },
+            .run =
+                [&](cudaStream_t st) {
+                  lab12::softmax_split_rows(d_x.data(), d_y.data(), d_workspace.data(), rows, cols, st);
+                },
             .check = check,
             .poison = poison,
-            .resources = cudalabs::resources_of(softmax_split_partials_kernel, split_threads)};
-        m.extra["chunks_per_row"] = softmax_split_chunks(cols);  // set apart: g++ 12 warns on the designated form
+            .new_inputs = new_inputs,
+            .resources = lab12::softmax_split_rows_resources()};
+        // Set apart: g++ 12 warns on the designated form.
+        m.extra["chunks_per_row"] = lab12::softmax_split_chunks(cols);
         s.measure(m);
       }
     }

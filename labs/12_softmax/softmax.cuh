@@ -108,7 +108,10 @@ __device__ __forceinline__ MaxSum combine(MaxSum a, MaxSum b) {
 
 // Adds one element. Only when it raises the max is the running sum rescaled;
 // for random data that happens ~ln(n) times per thread, so one expf per element.
+// A masked element (-inf) adds exp(-inf) = 0; tested first, because with the
+// running max still -inf, exp(v - m) would be exp(-inf - -inf) = NaN.
 __device__ __forceinline__ MaxSum add_element(MaxSum p, float v) {
+  if (v == -INFINITY) return p;
   if (v > p.m) return {v, p.s * expf(p.m - v) + 1.0f};
   return {p.m, p.s + expf(v - p.m)};
 }
@@ -285,8 +288,11 @@ __global__ void __launch_bounds__(split_threads)
   }
   m = block_allreduce(m, max_scratch, MaxOp{}, -INFINITY);
   float s = 0.0f;
+  // A chunk whose entries are all masked has m = -inf: subtract 0 instead, so
+  // its sum is exp(-inf) = 0, not exp(-inf - -inf) = NaN (combine() then skips it).
+  const float shift = m == -INFINITY ? 0.0f : m;
 #pragma unroll
-  for (int i = 0; i < split_items; ++i) s += expf(v[i] - m);
+  for (int i = 0; i < split_items; ++i) s += expf(v[i] - shift);
   s = block_allreduce(s, sum_scratch, SumOp{}, 0.0f);
   if (threadIdx.x == 0) partial[static_cast<std::int64_t>(row) * chunks + chunk] = {m, s};
 }
@@ -343,22 +349,4 @@ inline void softmax_rows_best(const float* x, float* y, std::int64_t rows, int c
     softmax_registers(x, y, rows, cols, stream);
   else
     softmax_online(x, y, rows, cols, stream);
-}
-
-// ---- how close is close enough -------------------------------------------------
-
-// Relative tolerance of one softmax output against the double reference, with
-// inputs in [-10, 10):
-//   x - max rounded to float: half an ulp of a difference below 20, 2^-20 ≈ 9.5e-7,
-//     is an error of 9.5e-7 in the exponent, so 9.5e-7 relative in exp;
-//   expf: at most 2 ulp, 2.4e-7; the final multiply by 1/sum: 2 roundings, 1.2e-7;
-//   the float sum of the row: each thread adds its cols/threads terms in order,
-//     then a tree; with terms of random size the rounding errors add like a random
-//     walk, ~eps·sqrt(terms); online and split_rows add one rescaling (another
-//     9.5e-7 at most) per level of their combine tree, 8 levels for 256 threads.
-// Together ~1e-5 below 16384 columns; beyond, the sum's random walk grows with
-// sqrt(cols). A wrong max or a dropped element moves outputs by far more: a
-// missed max of 10 vs 9.9 changes every output's denominator by ~10%.
-inline double softmax_rel_tolerance(std::int64_t cols) {
-  return 1e-5 * std::max(1.0, std::sqrt(static_cast<double>(cols) / 16384.0));
 }

@@ -6,12 +6,14 @@
 // fill the GPU, and the fix is to split the contraction across blocks.
 // cuBLAS (FP32, no TF32) runs first at each size as the baseline and ceiling.
 //
-// Variants (kernels in attention_output.cuh):
+// Variants (kernels in attention_output.cuh, called through kernels.hpp):
 //   cublas           cublasSgemm P·V                                [baseline]
 //   tiled            the original: 16×16 tiles over the contraction
 //   register_tiled   128×64 outputs per block, 8×8 per thread in registers
 //   split_k          register_tiled with the contraction split over blocks,
 //                    partial sums added with atomicAdd
+// --inputs large|masked: nearly one-hot weights and values past FP16's range,
+// or causally masked weights (make_inputs).
 //
 // Run: make run LAB=14    (defaults: seq = 512, 4096; d = 64)
 #include <algorithm>
@@ -22,8 +24,44 @@
 #include <cudalabs/random.hpp>
 #include <cudalabs/reference.hpp>
 
-#include "../13_attention_scores/attention_scores.cuh"
-#include "attention_output.cuh"
+#include "../12_softmax/input_kinds.hpp"
+#include "../13_attention_scores/attention_sizes.hpp"
+#include "kernels.hpp"
+
+namespace {
+
+struct Inputs {
+  std::vector<float> p, v;
+  float v_range;
+};
+
+// P and V drawn from `seed`, by --inputs:
+//   random  P the softmax of scores in [-4, 4): a row's largest weight is ~e^8 ≈
+//           3000 times its smallest (uniform weights would hide a kernel that
+//           reads the wrong column of P); V in [-1, 1).
+//   large   the scores times 32, [-128, 128): rows of P nearly one-hot, most
+//           weights 0 or subnormal; V times 2^16: outputs up to 65536, past
+//           FP16's largest value (65504), so a kernel that keeps V or O in FP16
+//           overflows.
+//   masked  the random scores with -inf after the diagonal (a causal mask): P
+//           lower-triangular with exact zeros, row 0 a single weight of 1.
+Inputs make_inputs(InputKind kind, std::int64_t seq, std::int64_t dim, std::uint64_t seed) {
+  auto scores = cudalabs::random_floats(static_cast<std::size_t>(seq * seq), cudalabs::mix_seed(seed, 1), -4.0f, 4.0f);
+  Inputs in{.v = cudalabs::random_floats(static_cast<std::size_t>(seq * dim), cudalabs::mix_seed(seed, 2)),
+            .v_range = kind == InputKind::large ? 65536.0f : 1.0f};
+  for (std::int64_t i = 0; i < seq; ++i)
+    for (std::int64_t j = 0; j < seq; ++j) {
+      float& x = scores[static_cast<std::size_t>(i * seq + j)];
+      if (kind == InputKind::large) x *= 32.0f;
+      if (kind == InputKind::masked && j > i) x = -INFINITY;
+    }
+  for (float& x : in.v) x *= in.v_range;
+  const auto weights = cudalabs::ref::softmax_rows(scores, seq, seq);
+  in.p.assign(weights.begin(), weights.end());
+  return in;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   const cudalabs::LabSpec spec{
@@ -38,60 +76,80 @@ int main(int argc, char** argv) {
                    {"tiled", "the original: 16×16 tiles over the contraction, one output per thread"},
                    {"register_tiled", "128×64 tile per block, 8×8 outputs per thread in registers"},
                    {"split_k", "register_tiled with the contraction split over blocks, atomicAdd"}},
+      .flags = {inputs_flag("random: P = softmax of scores in [-4, 4), V in [-1, 1); large: nearly one-hot\n"
+                            "                      P, V up to 2^16; masked: P causally masked (zeros after the\n"
+                            "                      diagonal)")},
   };
-  return cudalabs::run_lab(argc, argv, spec, [](cudalabs::Session& s) {
+  const auto inputs = [](const cudalabs::Options& o) { return input_kind(o, {"random", "large", "masked"}); };
+  if (const int rc = precheck_usage(spec, argc, argv, inputs); rc != 0) return rc;
+
+  return cudalabs::run_lab(argc, argv, spec, [&](cudalabs::Session& s) {
+    const InputKind kind = inputs(s.options());
     const cudalabs::Cublas blas;
     for (const auto& point : s.points()) {
       const std::int64_t seq = point.at("seq"), dim = point.at("dim");
       const int n = static_cast<int>(seq), d = static_cast<int>(dim);
-      // Real softmax weights: the softmax of random scores in [-4, 4), so a row's
-      // largest weight is ~e^8 ≈ 3000 times its smallest (uniform weights would
-      // hide a kernel that reads the wrong column of P).
-      const auto scores = cudalabs::random_floats(static_cast<std::size_t>(seq * seq), s.seed(1), -4.0f, 4.0f);
-      const auto weights = cudalabs::ref::softmax_rows(scores, seq, seq);
-      const std::vector<float> p(weights.begin(), weights.end());
-      const auto v = cudalabs::random_floats(static_cast<std::size_t>(seq * dim), s.seed(2));
-      const auto expected = cudalabs::ref::matmul(p, v, seq, dim, seq);
+      cudalabs::DeviceBuffer<float> d_p(static_cast<std::size_t>(seq * seq), "P"),
+          d_v(static_cast<std::size_t>(seq * dim), "V"), d_o(static_cast<std::size_t>(seq * dim), "O");
+      std::vector<double> expected;
+      cudalabs::Tolerance tol;
+      // Inputs from a seed, uploaded, their reference and tolerance: once now,
+      // and again with a fresh seed before each variant's last check.
+      auto new_inputs = [&](std::uint64_t seed) {
+        const Inputs in = make_inputs(kind, seq, dim, seed);
+        expected = cudalabs::ref::matmul(in.p, in.v, seq, dim, seq);
+        // Each output is sum_j P[i][j]·V[j][c]: seq terms of size at most
+        // max_p·v_range, so dot_tolerance with magnitude² = max_p·v_range:
+        // abs = 2·eps·seq·max_p·v_range: ≈ 1e-6 at seq = 4096 for random
+        // inputs, where the library's magnitude-1 tolerance (5e-4) would pass a
+        // kernel that drops a term (~1/seq = 2.4e-4); for large inputs (max_p ≈
+        // 1) 5e-4 of the values' 2^16 at seq = 4096, where reading a wrong row
+        // of V moves an output by ~2^15.
+        const double max_p = *std::max_element(in.p.begin(), in.p.end());
+        tol = cudalabs::dot_tolerance(seq, std::sqrt(max_p * in.v_range));
+        d_p.upload(in.p);
+        d_v.upload(in.v);
+      };
+      new_inputs(s.seed());
 
-      // Each output is sum_j P[i][j]·V[j][c]: seq terms of size at most
-      // max_p·1, so dot_tolerance with magnitude² = max_p: abs = 2·eps·seq·max_p
-      // (≈ 1e-6 at seq = 4096 here). The library's magnitude-1 tolerance (5e-4)
-      // would pass a kernel that drops a term (~1/seq = 2.4e-4).
-      const double max_p = *std::max_element(p.begin(), p.end());
-      const cudalabs::Tolerance tol = cudalabs::dot_tolerance(seq, std::sqrt(max_p));
-
-      cudalabs::DeviceBuffer<float> d_p(p, "P"), d_v(v, "V"), d_o(static_cast<std::size_t>(seq * dim), "O");
       auto check = [&] { return cudalabs::check_close(d_o.download(), expected, tol); };
       auto poison = [&](cudaStream_t st) { d_o.poison(st); };
       const cudalabs::Work work{.bytes = 4.0 * (static_cast<double>(seq) * seq + 2.0 * seq * dim),
                                 .flops = 2.0 * static_cast<double>(seq) * seq * dim};
 
+      blas.prepare_sgemm(d_p.data(), d_v.data(), d_o.data(), n, d, n, s.stream());
       s.measure({.variant = "cublas",
                  .size = point,
                  .work = work,
                  .run = [&](cudaStream_t st) { blas.sgemm(d_p.data(), d_v.data(), d_o.data(), n, d, n, st); },
                  .check = check,
                  .poison = poison,
+                 .new_inputs = new_inputs,
                  .ceiling = cudalabs::CeilingKind::baseline});
 
       if (s.selected("tiled"))
         s.measure({.variant = "tiled",
                    .size = point,
                    .work = work,
-                   .run = [&](cudaStream_t st) { output_tiled(d_p.data(), d_v.data(), d_o.data(), n, d, st); },
+                   .run = [&](cudaStream_t st) { lab14::output_tiled(d_p.data(), d_v.data(), d_o.data(), n, d, st); },
                    .check = check,
                    .poison = poison,
-                   .resources = cudalabs::resources_of(output_tiled_kernel, output_tile * output_tile),
+                   .new_inputs = new_inputs,
+                   .resources = lab14::output_tiled_resources(),
                    .ceiling = cudalabs::CeilingKind::baseline});
 
       if (s.selected("register_tiled"))
         s.measure({.variant = "register_tiled",
                    .size = point,
                    .work = work,
-                   .run = [&](cudaStream_t st) { output_register_tiled(d_p.data(), d_v.data(), d_o.data(), n, d, st); },
+                   .run =
+                       [&](cudaStream_t st) {
+                         lab14::output_register_tiled(d_p.data(), d_v.data(), d_o.data(), n, d, st);
+                       },
                    .check = check,
                    .poison = poison,
-                   .resources = cudalabs::resources_of(output_register_tiled_kernel, ort_threads),
+                   .new_inputs = new_inputs,
+                   .resources = lab14::output_register_tiled_resources(),
                    .ceiling = cudalabs::CeilingKind::baseline});
 
       if (s.selected("split_k")) {
@@ -99,12 +157,13 @@ int main(int argc, char** argv) {
             .variant = "split_k",
             .size = point,
             .work = work,
-            .run = [&](cudaStream_t st) { output_split_k(d_p.data(), d_v.data(), d_o.data(), n, d, st); },
+            .run = [&](cudaStream_t st) { lab14::output_split_k(d_p.data(), d_v.data(), d_o.data(), n, d, st); },
             .check = check,
             .poison = poison,
-            .resources = cudalabs::resources_of(output_split_k_kernel, ort_threads),
+            .new_inputs = new_inputs,
+            .resources = lab14::output_split_k_resources(),
             .ceiling = cudalabs::CeilingKind::baseline};
-        m.extra["slices"] = output_split_k_slices(n, d);
+        m.extra["slices"] = lab14::output_split_k_slices(n, d);
         s.measure(m);
       }
     }

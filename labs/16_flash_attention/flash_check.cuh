@@ -1,6 +1,9 @@
 #pragma once
-// Host side shared by labs 16 and 17: what each kernel's output is compared
-// with, how closely, and which head dimensions each kernel accepts.
+// The course's side of labs 16 and 17: the inputs, what each kernel's output
+// is compared with and how closely, the conversion of the inputs to 16 bits,
+// and which head dimensions each kernel accepts. It holds the course's lab 12
+// kernels (lab 15's cuBLAS pipeline): the programs include it inside a
+// namespace of their own (lab 15's main.cu says why).
 //
 // References. Small problems: cudalabs::ref::attention (double, on every CPU
 // core). Large ones (more than 2048²·128 multiply-adds per precision, e.g. one
@@ -18,8 +21,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
-#include <functional>
 #include <map>
 #include <span>
 #include <string>
@@ -30,12 +31,13 @@
 #include <cudalabs/cli.hpp>
 #include <cudalabs/error.hpp>
 #include <cudalabs/lab.hpp>
+#include <cudalabs/math.hpp>
 #include <cudalabs/memory.hpp>
+#include <cudalabs/random.hpp>
 #include <cudalabs/reference.hpp>
 
-#include "../15_attention_forward/attention_forward.cuh"
-#include "flash_common.cuh"
-#include "flash_mma.cuh"
+#include "../15_attention_forward/attention_baseline.cuh"
+#include "attention_shape.hpp"
 
 // FP32 kernels. O is a softmax-weighted average of rows of V, so an error in
 // the weights moves O by at most (relative weight error) · 2·max|V|. The
@@ -63,6 +65,48 @@ inline cudalabs::Tolerance tensor_core_tolerance(bool bf16) {
 // e^8 within a row and the running max really moves from tile to tile; inputs
 // in [-1, 1) would give nearly uniform weights, which hide a missing rescale.
 inline constexpr float qk_range = 2.0f, v_range = 1.0f;
+
+// --inputs large: Q and K are those values times 8, a power of two, so every
+// score and every rounding error in one is exactly 64 times the random inputs'.
+// Scores then spread with a standard deviation of ~85: a row's max is ~200 and
+// more, and 2^(s·log2 e) overflows float beyond s = 88.7, so a kernel that
+// exponentiates before subtracting the running max gets inf/inf = NaN. V stays
+// in [-1, 1).
+inline constexpr float large_qk_factor = 8.0f;
+
+// Q, K, V of n elements each from buffers first, first + 1, first + 2 of a
+// seed, Q and K times `qk_factor`.
+struct HostInputs {
+  std::vector<float> q, k, v;
+};
+inline HostInputs draw_inputs(std::size_t n, std::uint64_t seed, float qk_factor, std::uint64_t first = 1) {
+  HostInputs in{.q = cudalabs::random_floats(n, cudalabs::mix_seed(seed, first), -qk_range, qk_range),
+                .k = cudalabs::random_floats(n, cudalabs::mix_seed(seed, first + 1), -qk_range, qk_range),
+                .v = cudalabs::random_floats(n, cudalabs::mix_seed(seed, first + 2), -v_range, v_range)};
+  for (float& x : in.q) x *= qk_factor;
+  for (float& x : in.k) x *= qk_factor;
+  return in;
+}
+
+// A tolerance for the inputs drawn, large or not. Whatever the weights, a
+// score error δs_j moves weight j by P_j·(δs_j - Σ_k P_k·δs_k), so O by at
+// most 2·max|δs|·max|V|: the output's error grows as the scores' errors do,
+// 64-fold. All of fp32_tolerance but exp2f's 2 ulp (~5e-7) is score error, so
+// 64 × 5e-6 = 3.2e-4 bounds an FP32 kernel's error; the tensor-core kernels'
+// 2u (P rounded to 16 bits) does not grow, their scores (FP32 sums of exact
+// products) err as the FP32 kernel's do: 3.2e-4 more. Large problems are
+// checked against lab 15's FP32 pipeline, whose scores err just as much, so
+// the growth is counted twice, once for the kernel, once for the reference
+// (margin when the reference is the CPU's): 6.3e-4 more in all. A float
+// simulation of flash_fp32 differed by at most 7.6e-5 from the double
+// reference and 1.3e-4 from a float simulation of the pipeline (N = 1000 and
+// 3001, d = 64 and 128, 6 seeds). A wrong key or a missed rescale moves O by
+// ~|V| ≈ 0.5.
+inline cudalabs::Tolerance for_inputs(cudalabs::Tolerance base, bool large) {
+  constexpr double growth = large_qk_factor * large_qk_factor;
+  if (!large) return base;
+  return {.abs = base.abs + 2.0 * (growth - 1.0) * fp32_tolerance.abs, .rel = base.rel};
+}
 
 // The 16-bit values a kernel reads, back in float.
 template <typename T>
@@ -133,6 +177,19 @@ inline Expected attention_reference(const AttentionShape& s, const std::vector<f
   return e;
 }
 
+// The FP32 inputs rounded to FP16 or BF16 on the device by the course's
+// kernel (below), and the reference computed from the rounded values.
+template <typename T>
+struct Narrow {
+  cudalabs::DeviceBuffer<T> q, k, v;
+  Expected expected;
+
+  explicit Narrow(std::size_t n) : q(n, "q (16-bit)"), k(n, "k (16-bit)"), v(n, "v (16-bit)") {}
+  // After every new draw of the FP32 inputs dq, dk, dv [shape.elements()].
+  void refresh(const AttentionShape& shape, const float* dq, const float* dk, const float* dv,
+               const GpuPipeline& pipeline);
+};
+
 // The JSON extras of a fused kernel's record.
 inline std::map<std::string, double> flash_extra(const AttentionShape& s) {
   return {{"nxn_bytes_avoided", nxn_bytes_avoided(s)}, {"scratch_bytes", 0}};
@@ -178,7 +235,8 @@ inline void check_dims(const cudalabs::Options& o, const std::vector<std::string
   };
   for (const auto& point : o.points) {
     const std::int64_t d = point.at("dim");
-    const auto fp32_refused = d % 4 != 0 ? selected(fp32_variants) : std::vector<std::string>{};
+    const auto fp32_refused =
+        !flash_fp32_supports(static_cast<int>(d)) ? selected(fp32_variants) : std::vector<std::string>{};
     const auto mma_refused =
         !flash_mma_supports(static_cast<int>(d)) ? selected(mma_variants) : std::vector<std::string>{};
     if (fp32_refused.empty() && mma_refused.empty()) continue;
@@ -197,24 +255,42 @@ inline void check_dims(const cudalabs::Options& o, const std::vector<std::string
   }
 }
 
-// run_lab() reaches a lab's body only on a machine with a GPU. A head dimension
-// no selected kernel can do is bad usage on any machine, so main() checks it
-// first with this: returns 2 (after the message) or 0 (go on; flags that do
-// not parse are left to run_lab, which reports them).
-inline int precheck_usage(const cudalabs::LabSpec& spec, int argc, char** argv,
-                          const std::function<void(const cudalabs::Options&)>& check) {
-  cudalabs::Parsed parsed;
-  try {
-    parsed = cudalabs::parse_args(spec, std::span<const char* const>(argv + 1, static_cast<std::size_t>(argc - 1)));
-  } catch (const cudalabs::UsageError&) {
-    return 0;  // run_lab reports it the usual way
-  }
-  if (parsed.action != cudalabs::Action::run) return 0;
-  try {
-    check(parsed.options);
-  } catch (const cudalabs::UsageError& e) {
-    std::fprintf(stderr, "%s: error: %s\n", spec.name.c_str(), e.what());
-    return 2;
-  }
-  return 0;
+// ---- FP32 -> FP16 / BF16, once, outside the timed region -------------------
+// The tensor-core kernels read what this writes, and their reference is computed
+// from it: course code, so that a kernel cannot choose its own rounded inputs.
+
+template <typename T>
+__device__ inline T float_to(float x);
+template <>
+__device__ inline __half float_to<__half>(float x) {
+  return __float2half_rn(x);
+}
+template <>
+__device__ inline __nv_bfloat16 float_to<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+
+template <typename T>
+__global__ void convert_from_float_kernel(const float* __restrict__ in, T* __restrict__ out, std::int64_t n) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    out[i] = float_to<T>(in[i]);
+}
+
+template <typename T>
+void convert_from_float(const float* in, T* out, std::int64_t n, cudaStream_t stream) {
+  constexpr int block = 256;
+  const auto blocks = static_cast<unsigned>(std::min<std::int64_t>(cudalabs::ceil_div<std::int64_t>(n, block), 4096));
+  convert_from_float_kernel<T><<<blocks, block, 0, stream>>>(in, out, n);
+  CUDALABS_CHECK_LAUNCH("convert_from_float_kernel");
+}
+
+template <typename T>
+void Narrow<T>::refresh(const AttentionShape& shape, const float* dq, const float* dk, const float* dv,
+                        const GpuPipeline& pipeline) {
+  convert_from_float(dq, q.data(), shape.elements(), pipeline.stream);
+  convert_from_float(dk, k.data(), shape.elements(), pipeline.stream);
+  convert_from_float(dv, v.data(), shape.elements(), pipeline.stream);
+  CUDALABS_CHECK(cudaStreamSynchronize(pipeline.stream));
+  expected = attention_reference(shape, widen(q), widen(k), widen(v), pipeline);
 }

@@ -51,7 +51,6 @@
 inline constexpr int fp32_tile_rows = 32;  // queries per block
 inline constexpr int fp32_tile_keys = 64;  // keys per tile
 inline constexpr int fp32_threads = 128;
-inline constexpr int fp32_max_dim = 128;
 
 template <int D>
 struct Fp32Smem {

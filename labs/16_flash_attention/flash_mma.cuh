@@ -289,8 +289,6 @@ const void* flash_mma_prepare() {
   return reinterpret_cast<const void*>(flash_mma_kernel<T, D>);
 }
 
-inline bool flash_mma_supports(int dim) { return dim == 64 || dim == 128; }
-
 template <typename T>
 std::size_t flash_mma_smem_bytes(int dim) {
   return dim == 64 ? MmaSmem<T, 64>::bytes : MmaSmem<T, 128>::bytes;
@@ -302,8 +300,9 @@ KernelChoice flash_mma_choice(int dim) {
   return {flash_mma_prepare<T, 128>(), mma_threads, MmaSmem<T, 128>::bytes};
 }
 
-// Every head of `shape` in one launch; q, k, v already in T (convert_from_float).
-// dim must be 64 or 128 (flash_mma_supports): the caller rejects others.
+// Every head of `shape` in one launch; q, k, v already in T (the course converts
+// the FP32 inputs). dim must be 64 or 128 (flash_mma_supports, attention_shape.hpp):
+// the caller rejects others.
 template <typename T>
 void flash_mma(const T* q, const T* k, const T* v, float* out, const AttentionShape& shape, cudaStream_t stream) {
   const dim3 grid = attention_grid(shape, mma_tile_rows);

@@ -17,57 +17,108 @@
 //   flash_bf16     flash_fp16 with BF16 inputs (same kernel template)
 // --causal masks keys after the query (lab 15 has no mask: the baseline is
 // then not run, and FLOPs count only the N(N+1)/2 pairs computed).
+// --inputs large: Q and K 8 times larger, scores at which exp overflows unless
+// the running max is subtracted (flash_check.cuh).
+//
+// Kernels in flash_fp32.cuh, flash_mma.cuh and flash_common.cuh, called through
+// kernels.hpp; the baselines and references are the course's copies of lab 15
+// and of flash_check.cuh, compiled here.
 //
 // Run: make run LAB=16    (seq = 512 ... 16384, dim = 64)
 //      make run LAB=16 ARGS="--seq 4096 --dim 128 --causal --variant flash_fp16"
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
 #include <set>
+#include <span>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include <cudalabs/blas.hpp>
+#include <cudalabs/checker.hpp>
+#include <cudalabs/cli.hpp>
+#include <cudalabs/error.hpp>
 #include <cudalabs/lab.hpp>
+#include <cudalabs/math.hpp>
+#include <cudalabs/memory.hpp>
 #include <cudalabs/random.hpp>
 #include <cudalabs/reference.hpp>
 
+#include "../12_softmax/input_kinds.hpp"
+#include "../13_attention_scores/attention_sizes.hpp"
+#include "attention_shape.hpp"
+#include "kernels.hpp"
+
+// The course's lab 15 (the baseline) and checking code, with the kernels of
+// labs 12-14 in them, in a namespace of their own: this keeps their symbols
+// apart from anything of the same name in the kernel library (lab 15's main.cu
+// says why). The headers they include are included above, outside it.
+namespace course {
 #include "../15_attention_forward/attention_forward.cuh"
 #include "flash_check.cuh"
-#include "flash_common.cuh"
-#include "flash_fp32.cuh"
-#include "flash_mma.cuh"
+}  // namespace course
+using namespace course;
 
 namespace {
 
 const std::vector<std::string> fp32_variants = {"flash_fp32"};
 const std::vector<std::string> mma_variants = {"flash_fp16", "flash_bf16"};
 
-// One tensor-core variant: convert the inputs once (untimed), compute the
-// reference from the rounded values, measure.
+// The FP32 inputs of every variant, on the device, and one seed's draw of them.
+struct Inputs {
+  cudalabs::DeviceBuffer<float> q, k, v;
+  float qk_factor;
+
+  Inputs(std::size_t n, float factor) : q(n, "q"), k(n, "k"), v(n, "v"), qk_factor(factor) {}
+  HostInputs upload(std::uint64_t seed) {
+    HostInputs in = draw_inputs(q.size(), seed, qk_factor);
+    q.upload(in.q);
+    k.upload(in.k);
+    v.upload(in.v);
+    return in;
+  }
+};
+
+// One tensor-core variant: its inputs converted once per draw (untimed) by the
+// course's kernel, its reference computed from the rounded values, measured.
 template <typename T>
 void measure_mma(cudalabs::Session& s, const std::string& name, const cudalabs::Point& point,
-                 const AttentionShape& shape, const cudalabs::DeviceBuffer<float> (&inputs)[3],
-                 cudalabs::DeviceBuffer<float>& out, const GpuPipeline& pipeline, std::set<std::string>& skipped) {
-  if (const std::string why = cannot_run(s.device(), true, flash_mma_smem_bytes<T>(shape.dim)); !why.empty()) {
+                 const AttentionShape& shape, Inputs& inputs, cudalabs::DeviceBuffer<float>& out,
+                 const GpuPipeline& pipeline, bool large, std::set<std::string>& skipped) {
+  constexpr bool bf16 = std::is_same_v<T, __nv_bfloat16>;
+  const std::size_t smem = bf16 ? lab16::flash_bf16_smem_bytes(shape.dim) : lab16::flash_fp16_smem_bytes(shape.dim);
+  if (const std::string why = cannot_run(s.device(), true, smem); !why.empty()) {
     skipped.insert(name + " at dim " + std::to_string(shape.dim) + " skipped: " + why + ".");
     return;
   }
-  const auto n = static_cast<std::size_t>(shape.elements());
-  cudalabs::DeviceBuffer<T> q(n, "q (16-bit)"), k(n, "k (16-bit)"), v(n, "v (16-bit)");
-  convert_from_float(inputs[0].data(), q.data(), shape.elements(), s.stream());
-  convert_from_float(inputs[1].data(), k.data(), shape.elements(), s.stream());
-  convert_from_float(inputs[2].data(), v.data(), shape.elements(), s.stream());
-  CUDALABS_CHECK(cudaStreamSynchronize(s.stream()));
-  const Expected expected = attention_reference(shape, widen(q), widen(k), widen(v), pipeline);
-  const bool bf16 = std::is_same_v<T, __nv_bfloat16>;
-  const KernelChoice kc = flash_mma_choice<T>(shape.dim);
-  s.measure(
-      with_extra({.variant = name,
-                  .size = point,
-                  .work = {.bytes = attention_bytes(shape, sizeof(T)), .flops = attention_flops(shape)},
-                  .run = [&](cudaStream_t st) { flash_mma<T>(q.data(), k.data(), v.data(), out.data(), shape, st); },
-                  .check = [&] { return expected.check(out.download(), tensor_core_tolerance(bf16)); },
-                  .poison = [&](cudaStream_t st) { out.poison(st); },
-                  .resources = cudalabs::kernel_resources(kc.kernel, kc.threads, kc.smem_bytes),
-                  .ceiling = cudalabs::CeilingKind::baseline},
-                 flash_extra(shape)));
+  Narrow<T> in16(static_cast<std::size_t>(shape.elements()));
+  auto refresh = [&] { in16.refresh(shape, inputs.q.data(), inputs.k.data(), inputs.v.data(), pipeline); };
+  refresh();
+  const cudalabs::Tolerance tol = for_inputs(tensor_core_tolerance(bf16), large);
+  s.measure(with_extra({.variant = name,
+                        .size = point,
+                        .work = {.bytes = attention_bytes(shape, sizeof(T)), .flops = attention_flops(shape)},
+                        .run =
+                            [&](cudaStream_t st) {
+                              lab16::flash_mma(in16.q.data(), in16.k.data(), in16.v.data(), out.data(), shape, st);
+                            },
+                        .check = [&] { return in16.expected.check(out.download(), tol); },
+                        .poison = [&](cudaStream_t st) { out.poison(st); },
+                        .new_inputs =
+                            [&](std::uint64_t seed) {
+                              inputs.upload(seed);
+                              refresh();
+                            },
+                        .peak = bf16 ? cudalabs::Peak::bf16_tensor : cudalabs::Peak::fp16_tensor,
+                        .resources =
+                            bf16 ? lab16::flash_bf16_resources(shape.dim) : lab16::flash_fp16_resources(shape.dim),
+                        .ceiling = cudalabs::CeilingKind::baseline},
+                       flash_extra(shape)));
 }
 
 }  // namespace
@@ -98,13 +149,18 @@ int main(int argc, char** argv) {
                    {"flash_bf16", "flash_fp16 with BF16 inputs (sm_80+)"}},
       .flags = {{.name = "causal",
                  .help = "mask keys after the query (decoder attention); no baseline then: lab 15 has no mask",
-                 .kind = cudalabs::ExtraFlag::Kind::toggle}},
+                 .kind = cudalabs::ExtraFlag::Kind::toggle},
+                inputs_flag("random: Q, K in [-2, 2), V in [-1, 1); large: Q, K times 8, scores at which exp\n"
+                            "                      overflows unless the running max is subtracted")},
   };
-  const auto dims_ok = [](const cudalabs::Options& o) { check_dims(o, fp32_variants, mma_variants); };
-  if (const int rc = precheck_usage(spec, argc, argv, dims_ok); rc != 0) return rc;
+  const auto usage = [](const cudalabs::Options& o) {
+    check_dims(o, fp32_variants, mma_variants);
+    return input_kind(o, {"random", "large"}, "Masked keys: --causal.");
+  };
+  if (const int rc = precheck_usage(spec, argc, argv, usage); rc != 0) return rc;
 
   return cudalabs::run_lab(argc, argv, spec, [&](cudalabs::Session& s) {
-    dims_ok(s.options());
+    const bool large = usage(s.options()) == InputKind::large;
     const bool causal = s.options().toggle("causal");
     std::set<std::string> skipped;  // variants this GPU cannot run, one note each
     const cudalabs::Cublas blas;
@@ -115,21 +171,24 @@ int main(int argc, char** argv) {
           .seq = static_cast<int>(point.at("seq")), .dim = static_cast<int>(point.at("dim")), .causal = causal};
       largest_seq = std::max<std::int64_t>(largest_seq, shape.seq);
       const auto n = static_cast<std::size_t>(shape.elements());
-      const auto q = cudalabs::random_floats(n, s.seed(1), -qk_range, qk_range);
-      const auto k = cudalabs::random_floats(n, s.seed(2), -qk_range, qk_range);
-      const auto v = cudalabs::random_floats(n, s.seed(3), -v_range, v_range);
-      const cudalabs::DeviceBuffer<float> inputs[3] = {cudalabs::DeviceBuffer<float>(q, "q"),
-                                                       cudalabs::DeviceBuffer<float>(k, "k"),
-                                                       cudalabs::DeviceBuffer<float>(v, "v")};
+      Inputs inputs(n, large ? large_qk_factor : 1.0f);
       cudalabs::DeviceBuffer<float> out(n, "out");
       const bool need_scratch = !causal || !cpu_reference_affordable(shape);
       const std::size_t nxn = need_scratch ? static_cast<std::size_t>(shape.seq) * shape.seq : 0;
       cudalabs::DeviceBuffer<float> scores(nxn, "lab 15 scores (N×N)"), weights(nxn, "lab 15 weights (N×N)");
       const GpuPipeline pipeline{blas, scores.data(), weights.data(), s.stream()};
 
-      const Expected expected = attention_reference(shape, q, k, v, pipeline);
+      // The FP32 variants' inputs from a seed, and their reference: once now,
+      // and again with a fresh seed before each variant's last check.
+      Expected expected;
+      auto new_inputs = [&](std::uint64_t seed) {
+        const HostInputs in = inputs.upload(seed);
+        expected = attention_reference(shape, in.q, in.k, in.v, pipeline);
+      };
+      new_inputs(s.seed());
+      const cudalabs::Tolerance tol = for_inputs(fp32_tolerance, large);
       const cudalabs::Work fp32_work{.bytes = attention_bytes(shape, 4), .flops = attention_flops(shape)};
-      auto check = [&] { return expected.check(out.download(), fp32_tolerance); };
+      auto check = [&] { return expected.check(out.download(), tol); };
       auto poison = [&](cudaStream_t st) { out.poison(st); };
       const std::map<std::string, double> lab15_extra = {{"scratch_bytes", nxn_scratch_bytes(shape.seq)}};
 
@@ -139,57 +198,64 @@ int main(int argc, char** argv) {
                               .work = fp32_work,
                               .run =
                                   [&](cudaStream_t st) {
-                                    attention_forward_unfused(inputs[0].data(), inputs[1].data(), inputs[2].data(),
-                                                              scores.data(), weights.data(), out.data(), shape.seq,
-                                                              shape.dim, st);
+                                    course::attention_forward_unfused(inputs.q.data(), inputs.k.data(), inputs.v.data(),
+                                                                      scores.data(), weights.data(), out.data(),
+                                                                      shape.seq, shape.dim, st);
                                   },
                               .check = check,
                               .poison = poison,
+                              .new_inputs = new_inputs,
                               .ceiling = cudalabs::CeilingKind::baseline},
                              lab15_extra));
-        if (s.selected("cublas_lab15"))
+        if (s.selected("cublas_lab15")) {
+          course::prepare_attention_forward_cublas(blas, inputs.q.data(), inputs.k.data(), inputs.v.data(),
+                                                   scores.data(), weights.data(), out.data(), shape.seq, shape.dim,
+                                                   s.stream());
           s.measure(with_extra({.variant = "cublas_lab15",
                                 .size = point,
                                 .work = fp32_work,
                                 .run =
                                     [&](cudaStream_t st) {
-                                      attention_forward_cublas(blas, inputs[0].data(), inputs[1].data(),
-                                                               inputs[2].data(), scores.data(), weights.data(),
-                                                               out.data(), shape.seq, shape.dim, st);
+                                      course::attention_forward_cublas(blas, inputs.q.data(), inputs.k.data(),
+                                                                       inputs.v.data(), scores.data(), weights.data(),
+                                                                       out.data(), shape.seq, shape.dim, st);
                                     },
                                 .check = check,
                                 .poison = poison,
+                                .new_inputs = new_inputs,
                                 .ceiling = cudalabs::CeilingKind::baseline},
                                lab15_extra));
+        }
       }
 
-      const std::string fp32_blocker = cannot_run(s.device(), false, flash_fp32_smem_bytes(shape.dim));
+      const std::string fp32_blocker = cannot_run(s.device(), false, lab16::flash_fp32_smem_bytes(shape.dim));
       if (s.selected("flash_fp32") && !fp32_blocker.empty())
         skipped.insert("flash_fp32 at dim " + std::to_string(shape.dim) + " skipped: " + fp32_blocker + ".");
       if (s.selected("flash_fp32") && fp32_blocker.empty()) {
-        const KernelChoice kc = flash_fp32_choice(shape.dim);
-        Fp32Plan plan = flash_fp32_plan(shape, s.stream());
+        const lab16::Fp32Plan plan = lab16::flash_fp32_plan(shape, s.stream());
         auto extra = flash_extra(shape);
-        extra["kv_splits"] = plan.splits;
-        extra["scratch_bytes"] = plan.workspace_bytes();
+        extra["kv_splits"] = lab16::flash_fp32_splits(plan);
+        extra["scratch_bytes"] = lab16::flash_fp32_workspace_bytes(plan);
         s.measure(with_extra({.variant = "flash_fp32",
                               .size = point,
                               .work = fp32_work,
                               .run =
                                   [&](cudaStream_t st) {
-                                    flash_fp32(inputs[0].data(), inputs[1].data(), inputs[2].data(), out.data(), shape,
-                                               plan, st);
+                                    lab16::flash_fp32(inputs.q.data(), inputs.k.data(), inputs.v.data(), out.data(),
+                                                      shape, plan, st);
                                   },
                               .check = check,
                               .poison = poison,
-                              .resources = cudalabs::kernel_resources(kc.kernel, kc.threads, kc.smem_bytes),
+                              .new_inputs = new_inputs,
+                              .resources = lab16::flash_fp32_resources(shape.dim),
                               .ceiling = cudalabs::CeilingKind::baseline},
                              extra));
       }
 
-      if (s.selected("flash_fp16")) measure_mma<__half>(s, "flash_fp16", point, shape, inputs, out, pipeline, skipped);
+      if (s.selected("flash_fp16"))
+        measure_mma<__half>(s, "flash_fp16", point, shape, inputs, out, pipeline, large, skipped);
       if (s.selected("flash_bf16"))
-        measure_mma<__nv_bfloat16>(s, "flash_bf16", point, shape, inputs, out, pipeline, skipped);
+        measure_mma<__nv_bfloat16>(s, "flash_bf16", point, shape, inputs, out, pipeline, large, skipped);
     }
 
     if (causal)
@@ -202,5 +268,6 @@ int main(int argc, char** argv) {
     s.note("  (nxn_bytes_avoided in the JSON: " + std::to_string(avoided_mib) +
            " MiB at N = " + std::to_string(largest_seq) + ") and need no N×N scratch (lab 15: 8·N² bytes).");
     s.note("Tensor-core rows: check against the rounded inputs, |err| <= 2u·max|V| (u = 2^-11 FP16, 2^-8 BF16).");
+    if (large) s.note("--inputs large: Q, K times 8; every tolerance 6.3e-4 wider (flash_check.cuh).");
   });
 }

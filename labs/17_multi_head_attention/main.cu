@@ -18,22 +18,59 @@
 //   fp16_batched_grid   flash_fp16, one launch over every head
 //   bf16_batched_grid   flash_bf16, one launch over every head
 //
+// --inputs large: Q and K 8 times larger, as lab 16's (flash_check.cuh).
+//
+// The per-head loop and batched grid launchers are the student's (multi_head.cuh,
+// called through kernels.hpp); the baseline, the *_single_head rows and the
+// references are the course's copies of labs 15 and 16, compiled here.
+//
 // Run: make run LAB=17    (batch 4, heads 16, seq 4096, dim 64 and 128)
 //      make run LAB=17 ARGS="--batch 8 --heads 12 --seq 1024 --dim 64 --causal"
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <map>
 #include <set>
+#include <span>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include <cudalabs/blas.hpp>
+#include <cudalabs/checker.hpp>
+#include <cudalabs/cli.hpp>
+#include <cudalabs/device.hpp>
+#include <cudalabs/error.hpp>
 #include <cudalabs/lab.hpp>
+#include <cudalabs/math.hpp>
+#include <cudalabs/memory.hpp>
 #include <cudalabs/random.hpp>
+#include <cudalabs/reference.hpp>
 
+#include "../12_softmax/input_kinds.hpp"
+#include "../13_attention_scores/attention_sizes.hpp"
+#include "../16_flash_attention/attention_shape.hpp"
+#include "kernels.hpp"
+
+// The course's labs 15 and 16 (baseline, single-head rows, references), in a
+// namespace of their own: this program's kernel library compiles lab 16's
+// kernel files too (multi_head.cuh includes them), and two translation units
+// that define one kernel or inline function under one name would be merged by
+// the linker (the course's flash_fp32_prepare<64> setting the shared-memory
+// limit of its own copy of the kernel only, say) or refused (lab 15's main.cu
+// says more). The headers they include are included above, outside it.
+namespace course {
 #include "../15_attention_forward/attention_forward.cuh"
 #include "../16_flash_attention/flash_check.cuh"
-#include "../16_flash_attention/flash_common.cuh"
 #include "../16_flash_attention/flash_fp32.cuh"
 #include "../16_flash_attention/flash_mma.cuh"
+}  // namespace course
+using namespace course;
 
 namespace {
 
@@ -41,21 +78,31 @@ const std::vector<std::string> fp32_variants = {"fp32_single_head", "fp32_per_he
 const std::vector<std::string> mma_variants = {"fp16_single_head", "fp16_per_head_loop", "fp16_batched_grid",
                                                "bf16_batched_grid"};
 
-// Q, K, V of one shape: on the host (for the CPU reference) and on the device.
+// Q, K, V of one shape: on the host (for the CPU reference) and on the device,
+// drawn from buffers first_seed .. first_seed + 2 of a seed.
 struct Problem {
   AttentionShape shape;
+  std::uint64_t first_seed;
+  float qk_factor;
   std::vector<float> q, k, v;
   cudalabs::DeviceBuffer<float> dq, dk, dv, out;
 
-  Problem(const cudalabs::Session& s, const AttentionShape& sh, std::uint64_t first_seed) : shape(sh) {
+  Problem(std::uint64_t seed, const AttentionShape& sh, std::uint64_t first, float factor)
+      : shape(sh), first_seed(first), qk_factor(factor) {
     const auto n = static_cast<std::size_t>(shape.elements());
-    q = cudalabs::random_floats(n, s.seed(first_seed), -qk_range, qk_range);
-    k = cudalabs::random_floats(n, s.seed(first_seed + 1), -qk_range, qk_range);
-    v = cudalabs::random_floats(n, s.seed(first_seed + 2), -v_range, v_range);
-    dq = cudalabs::DeviceBuffer<float>(q, "q");
-    dk = cudalabs::DeviceBuffer<float>(k, "k");
-    dv = cudalabs::DeviceBuffer<float>(v, "v");
+    dq = cudalabs::DeviceBuffer<float>(n, "q");
+    dk = cudalabs::DeviceBuffer<float>(n, "k");
+    dv = cudalabs::DeviceBuffer<float>(n, "v");
     out = cudalabs::DeviceBuffer<float>(n, "out");
+    draw(seed);
+  }
+  // New values from `seed`, uploaded.
+  void draw(std::uint64_t seed) {
+    HostInputs in = draw_inputs(static_cast<std::size_t>(shape.elements()), seed, qk_factor, first_seed);
+    q = std::move(in.q), k = std::move(in.k), v = std::move(in.v);
+    dq.upload(q);
+    dk.upload(k);
+    dv.upload(v);
   }
 };
 
@@ -66,31 +113,12 @@ struct SingleHead {
   cudalabs::DeviceBuffer<float> scores, weights;
   GpuPipeline pipeline;
 
-  SingleHead(const cudalabs::Session& s, const AttentionShape& one, const cudalabs::Cublas& blas)
-      : problem(s, one, 10),
+  SingleHead(std::uint64_t seed, const AttentionShape& one, float qk_factor, const cudalabs::Cublas& blas,
+             cudaStream_t stream)
+      : problem(seed, one, 10, qk_factor),
         scores(static_cast<std::size_t>(one.seq) * one.seq, "reference scores"),
         weights(static_cast<std::size_t>(one.seq) * one.seq, "reference weights"),
-        pipeline{blas, scores.data(), weights.data(), s.stream()} {}
-};
-
-// The same inputs rounded to FP16 or BF16 on the device, and the reference
-// computed from the rounded values (flash_check.cuh says why).
-template <typename T>
-struct Narrow {
-  cudalabs::DeviceBuffer<T> q, k, v;
-  Expected expected;
-
-  Narrow(const Problem& p, const GpuPipeline& pipeline) {
-    const std::int64_t n = p.shape.elements();
-    q = cudalabs::DeviceBuffer<T>(static_cast<std::size_t>(n), "q (16-bit)");
-    k = cudalabs::DeviceBuffer<T>(static_cast<std::size_t>(n), "k (16-bit)");
-    v = cudalabs::DeviceBuffer<T>(static_cast<std::size_t>(n), "v (16-bit)");
-    convert_from_float(p.dq.data(), q.data(), n, pipeline.stream);
-    convert_from_float(p.dk.data(), k.data(), n, pipeline.stream);
-    convert_from_float(p.dv.data(), v.data(), n, pipeline.stream);
-    CUDALABS_CHECK(cudaStreamSynchronize(pipeline.stream));
-    expected = attention_reference(p.shape, widen(q), widen(k), widen(v), pipeline);
-  }
+        pipeline{blas, scores.data(), weights.data(), stream} {}
 };
 
 // One head of seq' with batch·heads·seq² ≈ seq'² (exact when batch·heads is a
@@ -121,7 +149,8 @@ void note_rate(cudalabs::Session& s, const cudalabs::Point& point, const std::st
          "_single_head's GFLOP/s at the same FLOPs.");
 }
 
-void check_usage(const cudalabs::Options& o) {
+// Bad usage on any machine (main() checks it before run_lab too); the input kind.
+InputKind check_usage(const cudalabs::Options& o) {
   check_dims(o, fp32_variants, mma_variants);
   for (const auto& p : o.points) {
     const double elements = static_cast<double>(p.at("batch")) * p.at("heads") * p.at("seq") * p.at("dim");
@@ -130,6 +159,7 @@ void check_usage(const cudalabs::Options& o) {
                                  " elements per tensor: at most 2^28 (1 GiB per FP32 tensor, 7 tensors). Use smaller "
                                  "--batch, --heads or --seq.");
   }
+  return input_kind(o, {"random", "large"}, "Masked keys: --causal.");
 }
 
 }  // namespace
@@ -151,25 +181,31 @@ int main(int argc, char** argv) {
                 {.name = "seq", .help = "sequence length N", .full = {4096, 4096}, .quick = {37, 1, 130}, .max = 32768},
                 {.name = "dim", .help = "head dimension d", .full = {64, 128}, .quick = {64, 128, 128}, .max = 128}},
       .size_alias = {"seq"},
-      .variants = {{"unfused_per_head", "lab 15's unfused pipeline, one head at a time", true},
-                   {"fp32_single_head", "lab 16 flash_fp32 on ONE head of seq·sqrt(batch·heads): same FLOPs"},
+      .variants = {{"unfused_per_head", "the course's lab 15 unfused pipeline, one head at a time", true},
+                   {"fp32_single_head", "the course's flash_fp32 (lab 16) on ONE head of seq·sqrt(batch·heads)"},
                    {"fp32_per_head_loop", "flash_fp32, one launch per head"},
                    {"fp32_batched_grid", "flash_fp32, one launch, grid (query tiles, heads, batch)"},
-                   {"fp16_single_head", "lab 16 flash_fp16 on ONE head of seq·sqrt(batch·heads) (sm_80+)"},
+                   {"fp16_single_head", "the course's flash_fp16 (lab 16) on ONE head of seq·sqrt(batch·heads)"},
                    {"fp16_per_head_loop", "flash_fp16 (mma.sync tensor cores), one launch per head (sm_80+)"},
                    {"fp16_batched_grid", "flash_fp16, one launch over every head (sm_80+)"},
                    {"bf16_batched_grid", "flash_bf16, one launch over every head (sm_80+)"}},
       .flags = {{.name = "causal",
                  .help = "mask keys after the query; no baseline and no single-head comparison then",
-                 .kind = cudalabs::ExtraFlag::Kind::toggle}},
+                 .kind = cudalabs::ExtraFlag::Kind::toggle},
+                inputs_flag("random: Q, K in [-2, 2), V in [-1, 1); large: Q, K times 8, scores at which exp\n"
+                            "                      overflows unless the running max is subtracted (as lab 16)")},
   };
   if (const int rc = precheck_usage(spec, argc, argv, check_usage); rc != 0) return rc;
 
   return cudalabs::run_lab(argc, argv, spec, [&](cudalabs::Session& s) {
-    check_usage(s.options());
+    const bool large = check_usage(s.options()) == InputKind::large;
+    const float qk_factor = large ? large_qk_factor : 1.0f;
     const bool causal = s.options().toggle("causal");
     const cudalabs::Cublas blas;
     std::set<std::string> notes;
+    const cudalabs::Tolerance fp32_tol = for_inputs(fp32_tolerance, large);
+    const cudalabs::Tolerance fp16_tol = for_inputs(tensor_core_tolerance(false), large);
+    const cudalabs::Tolerance bf16_tol = for_inputs(tensor_core_tolerance(true), large);
 
     for (const auto& point : s.points()) {
       const AttentionShape shape{.batch = static_cast<int>(point.at("batch")),
@@ -177,19 +213,26 @@ int main(int argc, char** argv) {
                                  .seq = static_cast<int>(point.at("seq")),
                                  .dim = static_cast<int>(point.at("dim")),
                                  .causal = causal};
-      const AttentionShape one_head{.seq = shape.seq, .dim = shape.dim, .causal = causal};
       const std::int64_t heads = shape.heads_total(), per_head = shape.head_elements();
-      Problem p(s, shape, 1);
+      Problem p(s.seed(), shape, 1, qk_factor);
 
       // lab 15's N×N scratch: the baseline's, and the large-problem reference's.
       const bool need_scratch = !causal || !cpu_reference_affordable(shape);
       const std::size_t nxn = need_scratch ? static_cast<std::size_t>(shape.seq) * shape.seq : 0;
       cudalabs::DeviceBuffer<float> scores(nxn, "lab 15 scores (N×N)"), weights(nxn, "lab 15 weights (N×N)");
       const GpuPipeline pipeline{blas, scores.data(), weights.data(), s.stream()};
-      const Expected expected = attention_reference(shape, p.q, p.k, p.v, pipeline);
+      // The FP32 variants' reference, and new inputs with theirs before each
+      // variant's last check. The 16-bit variants convert the inputs they find
+      // (Narrow), after their own new draws.
+      Expected expected = attention_reference(shape, p.q, p.k, p.v, pipeline);
+      auto new_inputs = [&](std::uint64_t seed) {
+        p.draw(seed);
+        expected = attention_reference(shape, p.q, p.k, p.v, pipeline);
+      };
 
       const cudalabs::Work fp32_work{.bytes = attention_bytes(shape, 4), .flops = attention_flops(shape)};
-      auto check = [&] { return expected.check(p.out.download(), fp32_tolerance); };
+      const cudalabs::Work mma_work{.bytes = attention_bytes(shape, 2), .flops = attention_flops(shape)};
+      auto check = [&] { return expected.check(p.out.download(), fp32_tol); };
       auto poison = [&](cudaStream_t st) { p.out.poison(st); };
       auto extra = [&](const std::string& how) {
         auto e = flash_extra(shape);
@@ -204,32 +247,35 @@ int main(int argc, char** argv) {
                               .run =
                                   [&](cudaStream_t st) {
                                     for (std::int64_t h = 0; h < heads; ++h)
-                                      attention_forward_unfused(p.dq.data() + h * per_head, p.dk.data() + h * per_head,
-                                                                p.dv.data() + h * per_head, scores.data(),
-                                                                weights.data(), p.out.data() + h * per_head, shape.seq,
-                                                                shape.dim, st);
+                                      course::attention_forward_unfused(
+                                          p.dq.data() + h * per_head, p.dk.data() + h * per_head,
+                                          p.dv.data() + h * per_head, scores.data(), weights.data(),
+                                          p.out.data() + h * per_head, shape.seq, shape.dim, st);
                                   },
                               .check = check,
                               .poison = poison,
+                              .new_inputs = new_inputs,
                               .ceiling = cudalabs::CeilingKind::baseline},
                              {{"scratch_bytes", nxn_scratch_bytes(shape.seq)}, {"launches", 3.0 * heads}}));
 
       // ---- FP32, CUDA cores --------------------------------------------------------
-      const std::string fp32_blocker = cannot_run(s.device(), false, flash_fp32_smem_bytes(shape.dim));
+      const std::string fp32_blocker = cannot_run(s.device(), false, lab17::fp32_smem_bytes(shape.dim));
       if (!fp32_blocker.empty())
         notes.insert("FP32 variants at dim " + std::to_string(shape.dim) + " skipped: " + fp32_blocker + ".");
-      const KernelChoice fp32_kernel = fp32_blocker.empty() ? flash_fp32_choice(shape.dim) : KernelChoice{};
       double fp32_single_gflops = 0;  // a copy: records move when later ones are added
 
+      // The same-work head runs the course's lab 16 kernel: the yardstick of the
+      // batched grid, as the baseline is of every row.
       if (fp32_blocker.empty() && s.selected("fp32_single_head")) {
         const AttentionShape one = same_work_single_head(shape);
         if (const std::string why = single_head_blocker(one); !why.empty()) {
           notes.insert("fp32_single_head, fp16_single_head skipped: " + why + ".");
         } else {
-          SingleHead single(s, one, blas);
+          SingleHead single(s.seed(), one, qk_factor, blas, s.stream());
           Problem& big = single.problem;
-          const Expected big_expected = attention_reference(one, big.q, big.k, big.v, single.pipeline);
-          Fp32Plan plan = flash_fp32_plan(one, s.stream());
+          Expected big_expected = attention_reference(one, big.q, big.k, big.v, single.pipeline);
+          course::Fp32Plan plan = course::flash_fp32_plan(one, s.stream());
+          const KernelChoice kc = course::flash_fp32_choice(one.dim);
           auto e = flash_extra(one);
           e["single_head_seq"] = one.seq;
           e["launches"] = 1;
@@ -241,84 +287,75 @@ int main(int argc, char** argv) {
                                     .work = {.bytes = attention_bytes(one, 4), .flops = attention_flops(one)},
                                     .run =
                                         [&](cudaStream_t st) {
-                                          flash_fp32(big.dq.data(), big.dk.data(), big.dv.data(), big.out.data(), one,
-                                                     plan, st);
+                                          course::flash_fp32(big.dq.data(), big.dk.data(), big.dv.data(),
+                                                             big.out.data(), one, plan, st);
                                         },
-                                    .check = [&] { return big_expected.check(big.out.download(), fp32_tolerance); },
+                                    .check = [&] { return big_expected.check(big.out.download(), fp32_tol); },
                                     .poison = [&](cudaStream_t st) { big.out.poison(st); },
-                                    .resources = cudalabs::kernel_resources(fp32_kernel.kernel, fp32_kernel.threads,
-                                                                            fp32_kernel.smem_bytes),
+                                    .new_inputs =
+                                        [&](std::uint64_t seed) {
+                                          big.draw(seed);
+                                          big_expected = attention_reference(one, big.q, big.k, big.v, single.pipeline);
+                                        },
+                                    .resources = cudalabs::kernel_resources(kc.kernel, kc.threads, kc.smem_bytes),
                                     .ceiling = cudalabs::CeilingKind::baseline},
                                    e))
                   .gflops;
         }
       }
 
-      if (fp32_blocker.empty() && s.selected("fp32_per_head_loop")) {
-        Fp32Plan plan = flash_fp32_plan(one_head, s.stream());  // one workspace, reused head after head on one stream
-        auto e = extra("loop");
-        e["kv_splits"] = plan.splits;
-        e["scratch_bytes"] = plan.workspace_bytes();
-        s.measure(with_extra(
-            {.variant = "fp32_per_head_loop",
-             .size = point,
-             .work = fp32_work,
-             .run =
-                 [&](cudaStream_t st) {
-                   for (std::int64_t h = 0; h < heads; ++h)
-                     flash_fp32(p.dq.data() + h * per_head, p.dk.data() + h * per_head, p.dv.data() + h * per_head,
-                                p.out.data() + h * per_head, one_head, plan, st);
-                 },
-             .check = check,
-             .poison = poison,
-             .resources = cudalabs::kernel_resources(fp32_kernel.kernel, fp32_kernel.threads, fp32_kernel.smem_bytes),
-             .ceiling = cudalabs::CeilingKind::baseline},
-            e));
-      }
-
-      if (fp32_blocker.empty() && s.selected("fp32_batched_grid")) {
-        Fp32Plan plan = flash_fp32_plan(shape, s.stream());
-        auto e = extra("grid");
-        e["kv_splits"] = plan.splits;
-        e["scratch_bytes"] = plan.workspace_bytes();
-        const double gflops =
-            s.measure(with_extra({.variant = "fp32_batched_grid",
-                                  .size = point,
-                                  .work = fp32_work,
-                                  .run =
-                                      [&](cudaStream_t st) {
-                                        flash_fp32(p.dq.data(), p.dk.data(), p.dv.data(), p.out.data(), shape, plan,
-                                                   st);
-                                      },
-                                  .check = check,
-                                  .poison = poison,
-                                  .resources = cudalabs::kernel_resources(fp32_kernel.kernel, fp32_kernel.threads,
-                                                                          fp32_kernel.smem_bytes),
-                                  .ceiling = cudalabs::CeilingKind::baseline},
-                                 e))
-                .gflops;
-        note_rate(s, point, "fp32", gflops, fp32_single_gflops);
-      }
+      // The student's two FP32 launchers, each with the plan made for it.
+      auto measure_fp32 = [&](const std::string& name, const lab17::Fp32Plan& plan, auto launch,
+                              const std::string& how) {
+        auto e = extra(how);
+        e["kv_splits"] = lab17::fp32_splits(plan);
+        e["scratch_bytes"] = lab17::fp32_workspace_bytes(plan);
+        return s
+            .measure(with_extra(
+                {.variant = name,
+                 .size = point,
+                 .work = fp32_work,
+                 .run =
+                     [&](cudaStream_t st) {
+                       launch(p.dq.data(), p.dk.data(), p.dv.data(), p.out.data(), shape, plan, st);
+                     },
+                 .check = check,
+                 .poison = poison,
+                 .new_inputs = new_inputs,
+                 .resources = lab17::fp32_resources(shape.dim),
+                 .ceiling = cudalabs::CeilingKind::baseline},
+                e))
+            .gflops;
+      };
+      if (fp32_blocker.empty() && s.selected("fp32_per_head_loop"))
+        measure_fp32("fp32_per_head_loop", lab17::fp32_per_head_loop_plan(shape, s.stream()), lab17::fp32_per_head_loop,
+                     "loop");
+      if (fp32_blocker.empty() && s.selected("fp32_batched_grid"))
+        note_rate(s, point, "fp32",
+                  measure_fp32("fp32_batched_grid", lab17::fp32_batched_grid_plan(shape, s.stream()),
+                               lab17::fp32_batched_grid, "grid"),
+                  fp32_single_gflops);
 
       // ---- FP16 / BF16, tensor cores -----------------------------------------------
-      const std::string mma_blocker = cannot_run(s.device(), true, flash_mma_smem_bytes<__half>(shape.dim));
+      const std::string mma_blocker = cannot_run(s.device(), true, lab17::mma_smem_bytes(shape.dim));
       const bool any_mma =
           std::any_of(mma_variants.begin(), mma_variants.end(), [&](const std::string& v) { return s.selected(v); });
       if (any_mma && !mma_blocker.empty())
         notes.insert("tensor-core variants at dim " + std::to_string(shape.dim) + " skipped: " + mma_blocker + ".");
       if (!any_mma || !mma_blocker.empty()) continue;
 
-      const cudalabs::Tolerance fp16_tol = tensor_core_tolerance(false);
       double fp16_single_gflops = 0;
       if (s.selected("fp16_single_head")) {
         const AttentionShape one = same_work_single_head(shape);
         if (const std::string why = single_head_blocker(one); !why.empty()) {
           notes.insert("fp32_single_head, fp16_single_head skipped: " + why + ".");
         } else {
-          SingleHead single(s, one, blas);
+          SingleHead single(s.seed(), one, qk_factor, blas, s.stream());
           Problem& big = single.problem;
-          const Narrow<__half> big16(big, single.pipeline);
-          const KernelChoice kc = flash_mma_choice<__half>(one.dim);
+          Narrow<__half> big16(static_cast<std::size_t>(one.elements()));
+          auto refresh = [&] { big16.refresh(one, big.dq.data(), big.dk.data(), big.dv.data(), single.pipeline); };
+          refresh();
+          const KernelChoice kc = course::flash_mma_choice<__half>(one.dim);
           auto e = flash_extra(one);
           e["single_head_seq"] = one.seq;
           e["launches"] = 1;
@@ -328,11 +365,17 @@ int main(int argc, char** argv) {
                                     .work = {.bytes = attention_bytes(one, 2), .flops = attention_flops(one)},
                                     .run =
                                         [&](cudaStream_t st) {
-                                          flash_mma<__half>(big16.q.data(), big16.k.data(), big16.v.data(),
-                                                            big.out.data(), one, st);
+                                          course::flash_mma<__half>(big16.q.data(), big16.k.data(), big16.v.data(),
+                                                                    big.out.data(), one, st);
                                         },
                                     .check = [&] { return big16.expected.check(big.out.download(), fp16_tol); },
                                     .poison = [&](cudaStream_t st) { big.out.poison(st); },
+                                    .new_inputs =
+                                        [&](std::uint64_t seed) {
+                                          big.draw(seed);
+                                          refresh();
+                                        },
+                                    .peak = cudalabs::Peak::fp16_tensor,
                                     .resources = cudalabs::kernel_resources(kc.kernel, kc.threads, kc.smem_bytes),
                                     .ceiling = cudalabs::CeilingKind::baseline},
                                    e))
@@ -340,63 +383,46 @@ int main(int argc, char** argv) {
         }
       }
 
+      // The student's tensor-core launchers, on the inputs `in` rounded to 16 bits.
+      auto measure_mma = [&](const std::string& name, auto& in, auto launch, const cudalabs::Tolerance& tol,
+                             const std::string& how) {
+        constexpr bool bf16 = std::is_same_v<std::remove_cvref_t<decltype(in.q.data()[0])>, __nv_bfloat16>;
+        return s
+            .measure(with_extra(
+                {.variant = name,
+                 .size = point,
+                 .work = mma_work,
+                 .run =
+                     [&](cudaStream_t st) {
+                       launch(in.q.data(), in.k.data(), in.v.data(), p.out.data(), shape, st);
+                     },
+                 .check = [&] { return in.expected.check(p.out.download(), tol); },
+                 .poison = poison,
+                 .new_inputs =
+                     [&](std::uint64_t seed) {
+                       p.draw(seed);
+                       in.refresh(shape, p.dq.data(), p.dk.data(), p.dv.data(), pipeline);
+                     },
+                 .peak = bf16 ? cudalabs::Peak::bf16_tensor : cudalabs::Peak::fp16_tensor,
+                 .resources = bf16 ? lab17::bf16_resources(shape.dim) : lab17::fp16_resources(shape.dim),
+                 .ceiling = cudalabs::CeilingKind::baseline},
+                extra(how)))
+            .gflops;
+      };
       if (s.selected("fp16_per_head_loop") || s.selected("fp16_batched_grid")) {
-        const Narrow<__half> in16(p, pipeline);
-        const KernelChoice kc = flash_mma_choice<__half>(shape.dim);
-        const auto resources = cudalabs::kernel_resources(kc.kernel, kc.threads, kc.smem_bytes);
+        Narrow<__half> in16(static_cast<std::size_t>(shape.elements()));
+        in16.refresh(shape, p.dq.data(), p.dk.data(), p.dv.data(), pipeline);
         if (s.selected("fp16_per_head_loop"))
-          s.measure(with_extra({.variant = "fp16_per_head_loop",
-                                .size = point,
-                                .work = {.bytes = attention_bytes(shape, 2), .flops = attention_flops(shape)},
-                                .run =
-                                    [&](cudaStream_t st) {
-                                      for (std::int64_t h = 0; h < heads; ++h)
-                                        flash_mma<__half>(in16.q.data() + h * per_head, in16.k.data() + h * per_head,
-                                                          in16.v.data() + h * per_head, p.out.data() + h * per_head,
-                                                          one_head, st);
-                                    },
-                                .check = [&] { return in16.expected.check(p.out.download(), fp16_tol); },
-                                .poison = poison,
-                                .resources = resources,
-                                .ceiling = cudalabs::CeilingKind::baseline},
-                               extra("loop")));
-        if (s.selected("fp16_batched_grid")) {
-          const double gflops =
-              s.measure(with_extra({.variant = "fp16_batched_grid",
-                                    .size = point,
-                                    .work = {.bytes = attention_bytes(shape, 2), .flops = attention_flops(shape)},
-                                    .run =
-                                        [&](cudaStream_t st) {
-                                          flash_mma<__half>(in16.q.data(), in16.k.data(), in16.v.data(), p.out.data(),
-                                                            shape, st);
-                                        },
-                                    .check = [&] { return in16.expected.check(p.out.download(), fp16_tol); },
-                                    .poison = poison,
-                                    .resources = resources,
-                                    .ceiling = cudalabs::CeilingKind::baseline},
-                                   extra("grid")))
-                  .gflops;
-          note_rate(s, point, "fp16", gflops, fp16_single_gflops);
-        }
+          measure_mma("fp16_per_head_loop", in16, lab17::fp16_per_head_loop, fp16_tol, "loop");
+        if (s.selected("fp16_batched_grid"))
+          note_rate(s, point, "fp16",
+                    measure_mma("fp16_batched_grid", in16, lab17::fp16_batched_grid, fp16_tol, "grid"),
+                    fp16_single_gflops);
       }
-
       if (s.selected("bf16_batched_grid")) {
-        const Narrow<__nv_bfloat16> in_bf16(p, pipeline);
-        const KernelChoice kc = flash_mma_choice<__nv_bfloat16>(shape.dim);
-        s.measure(
-            with_extra({.variant = "bf16_batched_grid",
-                        .size = point,
-                        .work = {.bytes = attention_bytes(shape, 2), .flops = attention_flops(shape)},
-                        .run =
-                            [&](cudaStream_t st) {
-                              flash_mma<__nv_bfloat16>(in_bf16.q.data(), in_bf16.k.data(), in_bf16.v.data(),
-                                                       p.out.data(), shape, st);
-                            },
-                        .check = [&] { return in_bf16.expected.check(p.out.download(), tensor_core_tolerance(true)); },
-                        .poison = poison,
-                        .resources = cudalabs::kernel_resources(kc.kernel, kc.threads, kc.smem_bytes),
-                        .ceiling = cudalabs::CeilingKind::baseline},
-                       extra("grid")));
+        Narrow<__nv_bfloat16> in_bf16(static_cast<std::size_t>(shape.elements()));
+        in_bf16.refresh(shape, p.dq.data(), p.dk.data(), p.dv.data(), pipeline);
+        measure_mma("bf16_batched_grid", in_bf16, lab17::bf16_batched_grid, bf16_tol, "grid");
       }
     }
 
@@ -408,5 +434,6 @@ int main(int argc, char** argv) {
         "GFLOP/s counts 4·seq²·dim per head (/1000 = TFLOPS). vs = speed-up over unfused_per_head. *_single_head rows");
     s.note("  run ONE head of seq' = seq·sqrt(batch·heads) (same FLOPs; seq' in the JSON as single_head_seq): the");
     s.note("  multi-head rows should match their per-FLOP rate.");
+    if (large) s.note("--inputs large: Q, K times 8; every tolerance 6.3e-4 wider (lab 16's flash_check.cuh).");
   });
 }

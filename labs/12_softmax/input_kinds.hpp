@@ -1,0 +1,66 @@
+#pragma once
+// The course's --inputs flag of labs 12-17: which generator makes the inputs.
+// The default inputs measure a kernel's speed and accuracy; the others expose
+// the numerical shortcuts a softmax can take (docs/lab-anatomy.md, "Inputs").
+// Each lab's meson.build runs them as edge tests, which the grader runs too, so
+// a kernel with a shortcut fails in grading:
+//   random  the lab's usual uniform inputs
+//   large   magnitudes at which exp overflows (e^88.7 is the largest float) or
+//           underflows unless the row max is subtracted first
+//   masked  rows with -inf entries (masked positions), each row with at least
+//           one finite entry
+// Each lab says which kinds it accepts and exactly what it draws for them.
+// Course code: main.cu includes it, never a kernel file.
+#include <cstdio>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <cudalabs/cli.hpp>
+#include <cudalabs/error.hpp>
+
+enum class InputKind { random, large, masked };
+
+inline cudalabs::ExtraFlag inputs_flag(std::string help) {
+  return {.name = "inputs",
+          .help = std::move(help),
+          .kind = cudalabs::ExtraFlag::Kind::text,
+          .default_value = "random"};
+}
+
+// The --inputs value; UsageError naming the kinds this lab accepts otherwise
+// (and `hint`, where the lab has another way to a kind it does not draw).
+inline InputKind input_kind(const cudalabs::Options& o, const std::vector<std::string>& accepted,
+                            const std::string& hint = "") {
+  const std::string value = o.text("inputs");
+  std::string names;
+  for (const auto& a : accepted) {
+    if (a == value) return a == "large" ? InputKind::large : a == "masked" ? InputKind::masked : InputKind::random;
+    names += (names.empty() ? "" : ", ") + a;
+  }
+  throw cudalabs::UsageError("--inputs " + value + ": this lab draws " + names + " inputs. Example: --inputs " +
+                             accepted.back() + "." + (hint.empty() ? "" : " " + hint));
+}
+
+// run_lab() reaches a lab's body only on a machine with a GPU. A flag value no
+// kernel can take is bad usage on any machine, so main() checks it first with
+// this: returns 2 (after the message) or 0 (go on; flags that do not parse are
+// left to run_lab, which reports them).
+inline int precheck_usage(const cudalabs::LabSpec& spec, int argc, char** argv,
+                          const std::function<void(const cudalabs::Options&)>& check) {
+  cudalabs::Parsed parsed;
+  try {
+    parsed = cudalabs::parse_args(spec, std::span<const char* const>(argv + 1, static_cast<std::size_t>(argc - 1)));
+  } catch (const cudalabs::UsageError&) {
+    return 0;  // run_lab reports it the usual way
+  }
+  if (parsed.action != cudalabs::Action::run) return 0;
+  try {
+    check(parsed.options);
+  } catch (const cudalabs::UsageError& e) {
+    std::fprintf(stderr, "%s: error: %s\n", spec.name.c_str(), e.what());
+    return 2;
+  }
+  return 0;
+}
