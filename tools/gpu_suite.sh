@@ -7,7 +7,8 @@
 #
 # Writes into DIR (default results/local): device.txt (GPU, driver, toolkit),
 # records.jsonl (one JSON record per variant and size), 08_streams_timeline.csv,
-# summary.txt (the last lines of every step) and logs.tar.gz (every log).
+# summary.txt (the last lines of every step), transcripts/LAB.txt (the console
+# output of each lab's benchmark run) and logs.tar.gz (every log).
 set -uo pipefail
 out=results/local
 build=build-gpu
@@ -73,6 +74,9 @@ if has bench; then
     [ "$name" = 08_streams ] && extra=(--timeline "$out/08_streams_timeline.csv")
     timeout 300 "$dir$name" --json "$out/records.jsonl" "${extra[@]}" > "$out/logs/$name.log" 2>&1
     echo "bench $name: exit $? in $((SECONDS - start)) s" | tee -a "$summary"
+    # The console transcript of the run the records come from (lab READMEs quote it).
+    mkdir -p "$out/transcripts"
+    { echo "\$ build/labs/$name/$name ${extra[*]}"; cat "$out/logs/$name.log"; } > "$out/transcripts/$name.txt"
   done
 fi
 

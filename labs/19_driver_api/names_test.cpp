@@ -87,7 +87,7 @@ int main() {
     const std::string bound = ".maxntid " + std::to_string(lab19::tiled_matmul_tile * lab19::tiled_matmul_tile) + ", 1, 1";
     expect(at != std::string_view::npos && text.substr(at, body - at).find(bound) != std::string_view::npos,
            "tiled_matmul_kernel's launch bounds in the PTX are " + bound + " (lab_kernels.hpp's tile squared)");
-    expect(text[ptx->size] == '\0', "the embedded PTX ends with a NUL (cuModuleLoadData reads a C string)");
+    expect(ptx->data[ptx->size] == '\0', "the embedded PTX ends with a NUL (cuModuleLoadData reads a C string)");
   }
   expect(reinterpret_cast<std::uintptr_t>(embedded::find("fatbin")->data) % 64 == 0, "the fatbin is 64-byte aligned");
 

@@ -21,14 +21,17 @@ inline void vector_add_cpu(const float* a, const float* b, float* c, std::int64_
 __global__ void vector_add_scratch_kernel(const float* __restrict__ a, const float* __restrict__ b,
                                           const float* __restrict__ scratch, float* __restrict__ c, std::int64_t n) {
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) c[i] = a[i] + b[i] + (scratch[i] == 12345.0f ? 1.0f : 0.0f);  // BROKEN: scratch never written
+  // BROKEN: scratch is never written. One thread reads it (one report per launch:
+  // a read in every thread would make initcheck report millions and crawl).
+  const float junk = i == 0 ? scratch[0] : 0.0f;
+  if (i < n) c[i] = a[i] + b[i] + (junk == 12345.0f ? 1.0f : 0.0f);
 }
 
 inline void vector_add(const float* a, const float* b, float* c, std::int64_t n, cudaStream_t stream) {
   static float* scratch = nullptr;
   static std::int64_t scratch_n = 0;
-  if (scratch_n < n) {  // allocated, never written: BROKEN
-    CUDALABS_CHECK(cudaMalloc(&scratch, n * sizeof(float)));
+  if (scratch_n == 0) {  // allocated, never written: BROKEN
+    CUDALABS_CHECK(cudaMalloc(&scratch, sizeof(float)));
     scratch_n = n;
   }
   const auto blocks = static_cast<unsigned>(cudalabs::ceil_div<std::int64_t>(n, vector_add_block));
