@@ -1,12 +1,16 @@
 # A thin wrapper over Meson, so nobody needs to know Meson to use the course.
 #   make                      configure (first time) and build every lab
 #   make test                 build and run the tests (GPU tests skip without a GPU)
-#   make run LAB=02 ARGS="--size 1000000"   build and run one lab by its number
+#   make run LAB=2 ARGS="--size 1000000"   build and run one lab (LAB=2, 02, 02_timed_vector_add
+#                             or timed_vector_add)
 #   make grade                run every lab, print one table, write records under build/grade/
 #   make plots                draw the plots from the committed results/ (no GPU needed)
-#   make deps                 install the Debian packages the course needs
+#   make deps                 install the packages the course needs
 #   make clean                remove the build folder
 # Options: BUILD=dir (default build), ARCH=9.0 (build for one GPU architecture only).
+# Meson is the system's, or, where that is older than 1.0.1 (Ubuntu 22.04), Meson
+# 1.0.1 from PyPI in BUILD/.venv, made by tools/ensure_deps.sh: hence that bin/
+# first on PATH.
 
 BUILD ?= build
 ARCH ?=
@@ -14,43 +18,65 @@ LAB ?=
 ARGS ?=
 SUBMISSION ?=
 SANITIZE ?=
-export PATH := $(PATH):/usr/local/cuda/bin
+SEED ?=
+LABS ?=
+export PATH := $(abspath $(BUILD))/.venv/bin:$(PATH):/usr/local/cuda/bin
 
 MESON_OPTS := $(if $(ARCH),-Dgpu_arch=$(ARCH),)
 
-.PHONY: all build test run grade plots deps clean
+.PHONY: all build configure test run grade plots deps clean
 
 all: build
 
 $(BUILD)/build.ninja:
-	@tools/ensure_deps.sh build
+	@tools/ensure_deps.sh build $(BUILD)
 	meson setup $(BUILD) $(MESON_OPTS)
 
-build: $(BUILD)/build.ninja
+configure: $(BUILD)/build.ninja
 	@$(if $(ARCH),meson configure $(BUILD) $(MESON_OPTS) >/dev/null,true)
+
+build: configure
 	meson compile -C $(BUILD)
 
 test:
-	@tools/ensure_deps.sh test
+	@tools/ensure_deps.sh test $(BUILD)
 	@$(MAKE) --no-print-directory build
 	-meson test -C $(BUILD) --print-errorlogs --num-processes 2
 	@python3 tools/test_summary.py $(BUILD)/meson-logs/testlog.json
 
-run: build
+# LAB names one lab folder: by number (1 and 01 are both lab 01, never 10), by
+# folder (01_vector_add) or by name (vector_add). Checked before anything is
+# built; only that lab is compiled. A lab that does not exist: the list, exit 2.
+run:
 	@test -n "$(LAB)" || { echo 'name a lab: make run LAB=02 ARGS="--size 1000000"'; exit 2; }
-	@prog=$$(ls -d $(BUILD)/labs/$(LAB)*/ 2>/dev/null | head -n 1); \
-	  test -n "$$prog" || { echo "no lab $(LAB); the labs are:"; ls $(BUILD)/labs | grep -v '\.p$$'; exit 2; }; \
-	  name=$$(basename $$prog); echo "$$prog$$name $(ARGS)"; $$prog$$name $(ARGS)
+	@case '$(LAB)' in \
+	  *[!0-9]*) pattern="[0-9][0-9]_$$(echo '$(LAB)' | sed 's/^[0-9][0-9]_//')" ;; \
+	  *) n=$$(echo '$(LAB)' | sed 's/^0*//'); pattern="$$(printf '%02d' "$${n:-0}")_*" ;; \
+	esac; \
+	lab=$$(cd labs && for d in $$pattern; do [ -f "$$d/main.cu" ] && echo "$$d"; done | head -n 1); \
+	if [ -z "$$lab" ]; then \
+	  echo "no lab '$(LAB)'. The labs (make run LAB=01, LAB=1 or LAB=vector_add):"; \
+	  for d in labs/[0-9][0-9]_*; do [ -f "$$d/main.cu" ] && echo "  $${d#labs/}"; done; \
+	  exit 2; \
+	fi; \
+	$(MAKE) --no-print-directory configure && meson compile -C $(BUILD) "labs/$$lab/$$lab" || exit $$?; \
+	echo "$(BUILD)/labs/$$lab/$$lab $(ARGS)"; exec "$(BUILD)/labs/$$lab/$$lab" $(ARGS)
 
-# make grade [SUBMISSION=dir] [SANITIZE=1] [SEED=n] [LABS=02,04]: no GPU -> one line, exit 77,
-# before anything is built. A submission is built apart (the course build is not needed).
-grade: GRADE_ARGS = --build $(BUILD) $(if $(SUBMISSION),--submission $(SUBMISSION)) $(if $(SANITIZE),--sanitize) \
+# make grade [SUBMISSION=dir] [SANITIZE=0|1] [SEED=n] [LABS=02,04] [ARCH=9.0]
+# SANITIZE=0 passes --no-sanitize, SANITIZE=1 --sanitize; unset, tools/grade.py decides.
+# Without a GPU: one line, "grade: skipped: ...", before anything is built, and
+# make exits 0 (make itself can only exit 0 or 2, and a skip is no error);
+# tools/grade.py run directly exits 77 there. A submission is built apart (the
+# course build is not needed).
+GRADE_ARGS = --build $(BUILD) $(if $(SUBMISSION),--submission $(SUBMISSION)) \
+  $(if $(filter 0,$(SANITIZE)),--no-sanitize,$(if $(SANITIZE),--sanitize)) \
   $(if $(SEED),--seed $(SEED)) $(if $(LABS),--labs $(LABS)) $(if $(ARCH),--arch $(ARCH))
 grade:
-	@python3 tools/grade.py --preflight $(GRADE_ARGS)
-	@tools/ensure_deps.sh build
-	@$(if $(SUBMISSION),true,$(MAKE) --no-print-directory build)
-	python3 tools/grade.py $(GRADE_ARGS)
+	@python3 tools/grade.py --preflight $(GRADE_ARGS); status=$$?; \
+	[ $$status -ne 77 ] || exit 0; [ $$status -eq 0 ] || exit $$status; \
+	tools/ensure_deps.sh build $(BUILD) && \
+	$(if $(SUBMISSION),true,$(MAKE) --no-print-directory build) && \
+	echo "python3 tools/grade.py $(strip $(GRADE_ARGS))" && python3 tools/grade.py $(GRADE_ARGS)
 
 # make plots [RECORDS=results/h100/records.jsonl]: PNG and SVG into docs/plots/.
 plots:
@@ -58,7 +84,33 @@ plots:
 	python3 tools/make_plots.py $(if $(RECORDS),--records $(RECORDS))
 
 deps:
-	@tools/ensure_deps.sh all
+	@tools/ensure_deps.sh all $(BUILD)
 
 clean:
 	rm -rf $(BUILD)
+
+# ---- make tune, make profile (lab 28 and docs/profiling.md) -----------------------------
+# make tune LAB=NN [VARIANT=v] [SWEEP="block=64..1024 blocks_per_sm=0,1,2,4"] [ARGS="--size 2^24"]
+#   the lab with --sweep (its own sweep unless SWEEP is given) at its benchmark
+#   size: one record per point, the best point per size, heat maps; BUILD/tune/.
+# make profile LAB=NN VARIANT=v [ARGS="--size N"] [KERNEL=regex] [EXPECT=memory-bound]
+#   Nsight Compute on the variant's kernel and a plain-language diagnosis; the
+#   full report stays in BUILD/profile/LAB-VARIANT.ncu-rep.
+# Without a GPU (or ncu) both say "skipped" and make exits 0, as make grade does.
+VARIANT ?=
+SWEEP ?=
+KERNEL ?=
+EXPECT ?=
+.PHONY: tune profile
+
+tune: configure
+	@test -n "$(LAB)" || { echo 'name a lab: make tune LAB=02 [VARIANT=float4] [SWEEP="block=64..1024"]'; exit 2; }
+	@python3 tools/tune.py '$(LAB)' --build $(BUILD) $(if $(VARIANT),--variant='$(VARIANT)') \
+	  $(if $(SWEEP),--sweep='$(SWEEP)') $(if $(ARGS),--args='$(ARGS)'); status=$$?; \
+	[ $$status -ne 77 ] || exit 0; exit $$status
+
+profile: configure
+	@test -n "$(LAB)" -a -n "$(VARIANT)" || { echo 'name a lab and a variant: make profile LAB=02 VARIANT=float4'; exit 2; }
+	@python3 tools/profile.py '$(LAB)' '$(VARIANT)' --build $(BUILD) $(if $(ARGS),--args='$(ARGS)') \
+	  $(if $(KERNEL),--kernel='$(KERNEL)') $(foreach e,$(EXPECT),--expect=$(e)); status=$$?; \
+	[ $$status -ne 77 ] || exit 0; exit $$status

@@ -56,8 +56,9 @@ except ImportError:  # Python 3.10 (Ubuntu 22.04): the same parser as the tomli 
     try:
         import tomli as tomllib
     except ImportError:
-        sys.exit("grade: error: Python " + sys.version.split()[0] + " has no tomllib; install python3-tomli "
-                 "(sudo apt-get install python3-tomli) or use Python 3.11+")
+        print("grade: error: Python " + sys.version.split()[0] + " has no tomllib; install python3-tomli "
+              "(sudo apt-get install python3-tomli) or use Python 3.11+", file=sys.stderr)
+        sys.exit(2)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import records_to_csv  # noqa: E402  (tools/records_to_csv.py)

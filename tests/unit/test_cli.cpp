@@ -127,3 +127,41 @@ TEST(Cli, BadInputsNameTheProblem) {
 }
 
 TEST(Cli, PointToString) { EXPECT_EQ(to_string(Point{{"m", 1}, {"k", 3}}), "k=3 m=1"); }
+
+TEST(Cli, EachFlagShowsItsOwnExample) {
+  const auto spec = vector_spec();
+  const auto seed = error_of(spec, {"--seed", "x"});
+  EXPECT_NE(seed.find("not a whole number"), std::string::npos);
+  EXPECT_NE(seed.find("--seed 7"), std::string::npos) << seed;
+  EXPECT_EQ(seed.find("1M"), std::string::npos) << "a seed error must not show size examples: " << seed;
+  EXPECT_NE(error_of(spec, {"--device", "-1"}).find("--device 0"), std::string::npos);
+  EXPECT_NE(error_of(spec, {"--streams", "x"}).find("--streams 2"), std::string::npos);
+  EXPECT_NE(error_of(spec, {"--seed"}).find("missing value. Example: --seed 7"), std::string::npos);
+  EXPECT_NE(error_of(spec, {"--json"}).find("missing value"), std::string::npos);
+  EXPECT_NE(error_of(spec, {"--size", "1,,2"}).find("between commas"), std::string::npos);
+  EXPECT_NE(error_of(spec, {"--size", "--quick"}).find("is a flag"), std::string::npos);
+}
+
+TEST(Cli, CliElevenErrorsInOurWords) {
+  const auto spec = vector_spec();
+  EXPECT_NE(error_of(spec, {"--seeed", "3"}).find("Did you mean --seed?"), std::string::npos);
+  EXPECT_NE(error_of(spec, {"--quick=maybe"}).find("takes no value"), std::string::npos);
+  EXPECT_NE(error_of(spec, {"--variant", "a", "b"}).find("unexpected argument 'b'"), std::string::npos);
+  EXPECT_EQ(error_of(spec, {"--nope"}).find("Could not"), std::string::npos);
+}
+
+TEST(Cli, HelpWinsAndFlagForms) {
+  EXPECT_EQ(parse(vector_spec(), {"--nope", "--help"}).action, Action::help);
+  EXPECT_EQ(parse(vector_spec(), {"--help", "--size"}).action, Action::help);
+  auto p = parse(vector_spec(), {"--variant", "a", "--variant=b", "--seed", "1", "--seed", "9", "--size=77"});
+  EXPECT_EQ(p.options.variants, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(p.options.seed, 9u);  // the last one wins
+  EXPECT_EQ(p.options.points[0].at("n"), 77);
+  // A size's own flag wins over --size, whichever comes first.
+  for (const auto& args : {std::vector<std::string>{"--k", "64", "--size", "512"}, {"--size", "512", "--k", "64"}}) {
+    auto mm = parse(matmul_spec(), args);
+    ASSERT_EQ(mm.options.points.size(), 1u);
+    EXPECT_EQ(mm.options.points[0].at("m"), 512);
+    EXPECT_EQ(mm.options.points[0].at("k"), 64);
+  }
+}
