@@ -1,5 +1,7 @@
 #include "cudalabs/blas.hpp"
 
+#include <cstdlib>
+
 #include <cublasLt.h>
 
 #include <algorithm>
@@ -207,6 +209,10 @@ const Choice& Cublas::Tuner::choose(cublasHandle_t h, const GemmCall& g, cudaStr
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   CUDALABS_CHECK(cudaStreamIsCapturing(stream, &capture));
   if (capture != cudaStreamCaptureStatusNone) return unsearched;
+  // A run that only checks (--check-only: the grader's correctness runs, the
+  // sanitizers) needs a right answer, not the fastest: no search. Under
+  // racecheck the ~60 GEMMs of one search took most of a lab's grading time.
+  if (const char* v = std::getenv("CUDALABS_CHECK_ONLY"); v && std::string(v) == "1") return unsearched;
   return *choices.emplace(key, search(h, g, stream)).first->second;
 }
 
