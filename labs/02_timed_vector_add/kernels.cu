@@ -24,4 +24,14 @@ cudalabs::KernelResources vector_add_float4_resources() {
   return cudalabs::resources_of(vector_add_float4_kernel, grid_stride_block);
 }
 
+void vector_add_float4_shaped(const float* a, const float* b, float* c, std::int64_t n, unsigned blocks,
+                              int block_threads, cudaStream_t stream) {
+  vector_add_float4_kernel<<<blocks, block_threads, 0, stream>>>(a, b, c, n);
+  CUDALABS_CHECK_LAUNCH("vector_add_float4_kernel");
+}
+int vector_add_float4_block() { return grid_stride_block; }
+cudalabs::KernelResources vector_add_float4_resources(int block_threads) {
+  return cudalabs::resources_of(vector_add_float4_kernel, block_threads);
+}
+
 }  // namespace lab02

@@ -26,4 +26,13 @@ void vector_add_float4(const float* a, const float* b, float* c, std::int64_t n,
 unsigned vector_add_float4_blocks(std::int64_t n);
 cudalabs::KernelResources vector_add_float4_resources();
 
+// The float4 kernel launched with a shape of the caller's choosing, for --sweep:
+// `blocks` blocks of `block_threads` threads (the kernel strides by the whole
+// grid, so any shape covers any n). Never synchronises.
+void vector_add_float4_shaped(const float* a, const float* b, float* c, std::int64_t n, unsigned blocks,
+                              int block_threads, cudaStream_t stream);
+// Threads per block of vector_add_float4's own launch: the hand-chosen value.
+int vector_add_float4_block();
+cudalabs::KernelResources vector_add_float4_resources(int block_threads);
+
 }  // namespace lab02

@@ -23,5 +23,6 @@ unsigned reduce_warp_shuffle_float4_blocks(std::int64_t n) { return warp_shuffle
 cudalabs::KernelResources reduce_warp_shuffle_float4_resources() {
   return cudalabs::resources_of(reduce_warp_shuffle_float4_kernel, float4_block);
 }
+int reduce_warp_shuffle_float4_block() { return float4_block; }
 
 }  // namespace lab07

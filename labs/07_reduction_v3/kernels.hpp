@@ -29,5 +29,8 @@ void reduce_warp_shuffle_float4(const float* in, float* partials, std::int64_t n
 // outside the timed runs.
 unsigned reduce_warp_shuffle_float4_blocks(std::int64_t n);
 cudalabs::KernelResources reduce_warp_shuffle_float4_resources();
+// Threads per block of reduce_warp_shuffle_float4: fixed when the kernel file is
+// compiled (its block_sum is a template on it), so --sweep tunes only the grid.
+int reduce_warp_shuffle_float4_block();
 
 }  // namespace lab07

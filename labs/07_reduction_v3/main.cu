@@ -19,9 +19,12 @@
 //
 // Run: make run LAB=07    (defaults: n = 2^20, 2^28; --offset 1 starts the input off a 16-byte boundary;
 //                          --inputs cancel sums +v/-v pairs among small values)
+//      make tune LAB=07    (warp_shuffle_float4's grid, in blocks per SM, at n = 2^28)
+#include <algorithm>
 #include <cstdio>
 
 #include <cudalabs/lab.hpp>
+#include <cudalabs/sweep.hpp>
 
 // The tree and two_loads rows: the course's kernels of labs 04 and 06, from the
 // course tree even when a submission of those labs is graded.
@@ -39,10 +42,10 @@ namespace {
 // unlike an atomicAdd finish.
 class GridStrideSum {
  public:
-  explicit GridStrideSum(std::int64_t n)
-      : n_(n),
-        blocks_(lab07::reduce_warp_shuffle_float4_blocks(n)),
-        partials_(blocks_ > 1 ? blocks_ : 0, "per-block partial sums") {}
+  // `blocks`: the first launch's grid (--sweep); by default the kernel file's choice.
+  explicit GridStrideSum(std::int64_t n) : GridStrideSum(n, lab07::reduce_warp_shuffle_float4_blocks(n)) {}
+  GridStrideSum(std::int64_t n, unsigned blocks)
+      : n_(n), blocks_(blocks), partials_(blocks_ > 1 ? blocks_ : 0, "per-block partial sums") {}
 
   void run(const float* in, float* out, cudaStream_t stream) {
     if (blocks_ == 1) {
@@ -90,9 +93,19 @@ void note_progression(cudalabs::Session& s) {
   }
 }
 
+// warp_shuffle_float4's launch parameter, for --sweep (lab 28 explains the
+// sweep): the grid. Its block and loads in flight are compile-time constants of
+// the kernel file; tuning them would take a template on both behind kernels.hpp.
+cudalabs::Tuning float4_tuning() {
+  return {{.variant = "warp_shuffle_float4",
+           .params = {cudalabs::blocks_per_sm_tunable()},
+           .default_sweep = "blocks_per_sm=0,1..8:+1,12,16,32"}};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  const cudalabs::Tuning tuning = float4_tuning();
   const cudalabs::LabSpec spec{
       .name = "07_reduction_v3",
       .title = "reduction v3: warp shuffles, then grid-stride float4 loads, vs cub::DeviceReduce::Sum",
@@ -112,9 +125,10 @@ int main(int argc, char** argv) {
                  .default_value = "0",
                  .min = 0,
                  .max = 3},
-                inputs_flag()},
+                inputs_flag(),
+                cudalabs::sweep_flag(tuning)},
   };
-  return cudalabs::run_lab(argc, argv, spec, [](cudalabs::Session& s) {
+  return cudalabs::run_tuned_lab(argc, argv, spec, tuning, [](cudalabs::Session& s, cudalabs::Tuner& tuner) {
     const std::int64_t offset = s.options().integer("offset");
     for (const auto& point : s.points()) {
       SumProblem problem(s, point.at("n"), offset);
@@ -128,13 +142,28 @@ int main(int argc, char** argv) {
       if (s.selected("warp_shuffle"))
         measure_multi_pass(s, point, problem, "warp_shuffle", lab07::reduce_warp_shuffle,
                            lab07::reduce_warp_shuffle_per_block(), lab07::reduce_warp_shuffle_resources());
+      // The kernel file's grid, or, under --sweep, each grid of the sweep.
       if (s.selected("warp_shuffle_float4")) {
-        GridStrideSum sum(problem.n());
-        measure_sum(
-            s, point, problem, "warp_shuffle_float4", [&](cudaStream_t st) { sum.run(problem.input(), problem.output(), st); },
-            [&](cudaStream_t st) { sum.poison(st); },
-            lab07::reduce_warp_shuffle_float4_resources(),
-            {{"launches", static_cast<double>(sum.launches())}, {"blocks", static_cast<double>(sum.blocks())}});
+        const int block = lab07::reduce_warp_shuffle_float4_block();
+        tuner.run("warp_shuffle_float4", point, [&](const cudalabs::TunePoint& t) {
+          const bool by_hand = t == tuner.hand_chosen("warp_shuffle_float4");
+          return cudalabs::TuneCase{
+              .shape = {.block_threads = block},
+              .resources = [] { return lab07::reduce_warp_shuffle_float4_resources(); },
+              .measure = [&, t, by_hand](cudalabs::TuneRun how) -> const cudalabs::Record& {
+                const std::int64_t float4s = std::max<std::int64_t>(problem.n() / 4, 1);
+                GridStrideSum sum = by_hand ? GridStrideSum(problem.n())
+                                            : GridStrideSum(problem.n(), static_cast<unsigned>(cudalabs::grid_for(
+                                                                             t.at("blocks_per_sm"),
+                                                                             how.resources.blocks_per_sm, s.device().sm_count,
+                                                                             cudalabs::ceil_div<std::int64_t>(float4s, block))));
+                how.extra["launches"] = sum.launches();
+                how.extra["blocks"] = sum.blocks();
+                return measure_sum(
+                    s, point, problem, how.variant, [&](cudaStream_t st) { sum.run(problem.input(), problem.output(), st); },
+                    [&](cudaStream_t st) { sum.poison(st); }, how.resources, std::move(how.extra));
+              }};
+        });
       }
     }
     note_progression(s);

@@ -43,4 +43,18 @@ bool float4_vectorized(std::int64_t rows, std::int64_t cols) {
   return transpose_float4_kernel_for(nullptr, nullptr, rows, cols) == transpose_float4_kernel<true>;
 }
 
+void transpose_float4_limited(const float* in, float* out, std::int64_t rows, std::int64_t cols,
+                              std::size_t dynamic_smem, cudaStream_t stream) {
+  const auto kernel = transpose_float4_kernel_for(in, out, rows, cols);
+  kernel<<<transpose_grid(rows, cols, float4_tile_rows), dim3(float4_block_x, float4_block_y), dynamic_smem, stream>>>(
+      in, out, rows, cols);
+  CUDALABS_CHECK_LAUNCH("transpose_float4_kernel");
+}
+cudalabs::KernelResources float4_resources(std::int64_t rows, std::int64_t cols, std::size_t dynamic_smem) {
+  const auto kernel = transpose_float4_kernel_for(nullptr, nullptr, rows, cols);
+  CUDALABS_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dynamic_smem)));
+  return resources_of(kernel, float4_threads, dynamic_smem);
+}
+
 }  // namespace lab21

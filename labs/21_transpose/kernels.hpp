@@ -8,6 +8,7 @@
 // grid's y limit) and rows × cols ≤ 2^30; enqueued on `stream`, never synchronises.
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include <cudalabs/device.hpp>
@@ -28,5 +29,15 @@ cudalabs::KernelResources four_per_thread_resources();
 cudalabs::KernelResources float4_resources(std::int64_t rows, std::int64_t cols);
 // Whether this shape gets the 16-byte accesses (rows and cols multiples of 4) or the scalar fallback.
 bool float4_vectorized(std::int64_t rows, std::int64_t cols);
+
+// transpose_float4 launched with `dynamic_smem` bytes of dynamic shared memory
+// that the kernel does not use, for --sweep: fewer of its blocks fit an SM, the
+// one launch parameter of a compile-time tile that can change at run time.
+// Never synchronises.
+void transpose_float4_limited(const float* in, float* out, std::int64_t rows, std::int64_t cols,
+                              std::size_t dynamic_smem, cudaStream_t stream);
+// Resources of that launch; first allows the kernel that much dynamic shared
+// memory (cudaFuncSetAttribute: above 48 KB a kernel must opt in).
+cudalabs::KernelResources float4_resources(std::int64_t rows, std::int64_t cols, std::size_t dynamic_smem);
 
 }  // namespace lab21

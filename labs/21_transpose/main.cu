@@ -18,6 +18,7 @@
 //
 // Run: make run LAB=21     (4096², 8191×8193, 8192²)
 //      build/labs/21_transpose/21_transpose --rows 1000 --cols 7 --variant padded_tile
+//      make tune LAB=21    (float4 with at most 1..8 blocks resident per SM, at 8192²)
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@
 #include <cudalabs/math.hpp>
 #include <cudalabs/random.hpp>
 #include <cudalabs/reference.hpp>
+#include <cudalabs/sweep.hpp>
 
 #include "kernels.hpp"
 
@@ -69,10 +71,25 @@ void transpose_cublas(const cudalabs::Cublas& cublas, const float* in, float* ou
   CUDALABS_CHECK_CUBLAS(cublasSgeam(cublas.get(), CUBLAS_OP_T, CUBLAS_OP_N, m, n, &one, in, n, &zero, in, m, out, m));
 }
 
+// float4's launch parameter, for --sweep (lab 28 explains the sweep). Its tile
+// and block are compile-time constants of the kernel file; what a launch can
+// still change is how many of its blocks share an SM (through dynamic shared
+// memory the kernel does not use): the occupancy a memory-bound kernel needs.
+cudalabs::Tuning float4_tuning() {
+  return {{.variant = "float4",
+           .params = {{.name = "max_blocks_per_sm",
+                       .help = "at most this many blocks resident per SM; 0: as many as fit",
+                       .value = 0,
+                       .min = 0,
+                       .max = 32}},
+           .default_sweep = "max_blocks_per_sm=0,1..8:+1"}};
+}
+
 }  // namespace
 
 // ---- main ------------------------------------------------------------------
 int main(int argc, char** argv) {
+  const cudalabs::Tuning tuning = float4_tuning();
   const cudalabs::LabSpec spec{
       .name = "21_transpose",
       .title = "matrix transpose: coalescing, shared-memory tiles, bank conflicts",
@@ -96,8 +113,9 @@ int main(int argc, char** argv) {
                    {"padded_tile", "32×33 shared tile: one float of padding per row, no bank conflicts"},
                    {"four_per_thread", "padded tile, 32×8 threads, four elements per thread"},
                    {"float4", "64×32 padded tile, 16-byte global loads and stores (scalar where rows or cols % 4 != 0)"}},
+      .flags = {cudalabs::sweep_flag(tuning)},
   };
-  return cudalabs::run_lab(argc, argv, spec, [](cudalabs::Session& s) {
+  return cudalabs::run_tuned_lab(argc, argv, spec, tuning, [](cudalabs::Session& s, cudalabs::Tuner& tuner) {
     const cudalabs::Cublas cublas;
     for (const auto& point : s.points()) {
       const std::int64_t rows = point.at("rows"), cols = point.at("cols");
@@ -142,7 +160,6 @@ int main(int argc, char** argv) {
           {"shared_tile", lab21::transpose_shared_tile, lab21::shared_tile_resources()},
           {"padded_tile", lab21::transpose_padded_tile, lab21::padded_tile_resources()},
           {"four_per_thread", lab21::transpose_four_per_thread, lab21::four_per_thread_resources()},
-          {"float4", lab21::transpose_float4, lab21::float4_resources(rows, cols)},
       };
       for (const Variant& v : variants) {
         if (!s.selected(v.name)) continue;
@@ -154,6 +171,34 @@ int main(int argc, char** argv) {
                    .poison = poison,
                    .new_inputs = make_inputs,
                    .resources = v.resources});
+      }
+      // float4: the kernel file's launch, or, under --sweep, each residency limit.
+      if (s.selected("float4")) {
+        const cudalabs::KernelResources own = lab21::float4_resources(rows, cols);
+        tuner.run("float4", point, [&](const cudalabs::TunePoint& t) {
+          const bool by_hand = t == tuner.hand_chosen("float4");
+          const std::size_t smem = cudalabs::smem_for_residency(static_cast<int>(t.at("max_blocks_per_sm")),
+                                                                own.static_smem, s.device().smem_per_sm);
+          return cudalabs::TuneCase{
+              .shape = {.block_threads = own.block_threads, .dynamic_smem = smem},
+              .smem_opt_in = true,
+              .resources = [&, by_hand, smem] { return by_hand ? own : lab21::float4_resources(rows, cols, smem); },
+              .measure = [&, by_hand, smem](cudalabs::TuneRun how) -> const cudalabs::Record& {
+                return s.measure({.variant = how.variant,
+                                  .size = point,
+                                  .work = work,
+                                  .run =
+                                      [&, by_hand, smem](cudaStream_t st) {
+                                        if (by_hand) lab21::transpose_float4(d_in.data(), d_out.data(), rows, cols, st);
+                                        else lab21::transpose_float4_limited(d_in.data(), d_out.data(), rows, cols, smem, st);
+                                      },
+                                  .check = check,
+                                  .poison = poison,
+                                  .new_inputs = make_inputs,
+                                  .resources = how.resources,
+                                  .extra = std::move(how.extra)});
+              }};
+        });
       }
       if (s.selected("float4") && !lab21::float4_vectorized(rows, cols))
         s.note(cudalabs::to_string(point) + ": float4 ran its scalar fallback (16-byte accesses need rows and cols "
