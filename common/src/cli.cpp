@@ -327,6 +327,11 @@ Parsed parse_args(const LabSpec& spec, std::span<const char* const> args) {
     else if (f.kind == ExtraFlag::Kind::integer)
       o.extra[f.name] = std::to_string(parse_int_flag(flag, text[flag], f.min, f.max, sample[flag]));
     else o.extra[f.name] = text[flag];
+    if (f.kind == ExtraFlag::Kind::text && !f.choices.empty() && extra_given[f.name]->count() > 0)
+      for (const auto& item : split_commas(o.extra[f.name]))
+        if (std::find(f.choices.begin(), f.choices.end(), item) == f.choices.end())
+          throw UsageError(flag + " '" + item + "': not one of " + join(f.choices, ", ") + ". Example: " + flag + " " +
+                           f.choices.front());
   }
 
   // Size points: each param's list (given, or the defaults), zipped; a list of
@@ -390,7 +395,8 @@ std::string help_text(const LabSpec& spec) {
     for (const auto& f : spec.flags) {
       std::string n = "--" + f.name + (f.kind == ExtraFlag::Kind::toggle ? "" : f.kind == ExtraFlag::Kind::integer ? " N" : " TEXT");
       n.resize(std::max<std::size_t>(n.size(), 18), ' ');
-      s += "  " + n + "  " + f.help + (f.default_value.empty() ? "" : " (default " + f.default_value + ")") + "\n";
+      const std::string one_of = f.choices.empty() ? "" : "; one of " + join(f.choices, ", ");
+      s += "  " + n + "  " + f.help + (f.default_value.empty() ? "" : " (default " + f.default_value + one_of + ")") + "\n";
     }
   }
   s += R"(

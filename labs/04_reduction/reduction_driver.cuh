@@ -54,7 +54,8 @@ inline cudalabs::ExtraFlag inputs_flag() {
           .help = "uniform: floats in [-1, 1); cancel: 3/4 of them +v/-v pairs, v in [512, 1024), that cancel exactly, "
                   "the rest in [0, 1)",
           .kind = cudalabs::ExtraFlag::Kind::text,
-          .default_value = "uniform"};
+          .default_value = "uniform",
+          .choices = {"uniform", "cancel"}};
 }
 
 inline SumInputs sum_inputs(const cudalabs::Session& s) {

@@ -220,11 +220,13 @@ int main(int argc, char** argv) {
       .flags = {{.name = "problem",
                  .help = "bytes (8-bit data, 256 bins), floats (1024 bins of [-4, 4)) or both",
                  .kind = cudalabs::ExtraFlag::Kind::text,
-                 .default_value = "both"},
+                 .default_value = "both",
+                 .choices = {"bytes", "floats", "both"}},
                 {.name = "inputs",
                  .help = "uniform, one_bin (every sample in one bin: maximal contention) or both",
                  .kind = cudalabs::ExtraFlag::Kind::text,
-                 .default_value = "both"}},
+                 .default_value = "both",
+                 .choices = {"uniform", "one_bin", "both"}}},
   };
   return cudalabs::run_lab(argc, argv, spec, [](cudalabs::Session& s) {
     const auto problems = choice(s, "problem", {"bytes", "floats"});

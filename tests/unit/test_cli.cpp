@@ -165,3 +165,21 @@ TEST(Cli, HelpWinsAndFlagForms) {
     EXPECT_EQ(mm.options.points[0].at("k"), 64);
   }
 }
+
+TEST(Cli, ChoiceFlagsAreCheckedWhileParsing) {
+  LabSpec spec{.name = "lab",
+               .sizes = {{.name = "n", .full = {4}, .quick = {1}}},
+               .variants = {{"v", "a variant"}},
+               .flags = {{.name = "inputs", .kind = ExtraFlag::Kind::text, .default_value = "uniform",
+                          .choices = {"uniform", "cancel"}}}};
+  const std::vector<const char*> ok = {"--inputs", "cancel"};
+  EXPECT_EQ(parse_args(spec, ok).options.text("inputs"), "cancel");
+  const std::vector<const char*> bad = {"--inputs", "bogus"};
+  try {
+    parse_args(spec, bad);
+    FAIL() << "a value outside the choices was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("not one of uniform, cancel"), std::string::npos) << e.what();
+  }
+  EXPECT_NE(help_text(spec).find("one of uniform, cancel"), std::string::npos);
+}

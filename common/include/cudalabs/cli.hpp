@@ -29,6 +29,9 @@ struct ExtraFlag {
   Kind kind = Kind::integer;
   std::string default_value;  // "" for toggles
   std::int64_t min = 1, max = std::int64_t{1} << 31;
+  // A text flag's accepted values: each comma-separated item must be one of
+  // them, checked while parsing (exit 2 with or without a GPU). Empty: any text.
+  std::vector<std::string> choices;
 };
 
 struct VariantInfo {
