@@ -302,7 +302,7 @@ def sanitizer_runs(cfg):
 
 
 def check_lab(lab, prog, cfg, seed, args, out, first=False):
-    """Correctness (and sanitizer) runs of one lab; safe to run beside other labs'.
+    """The correctness runs of one lab; safe to run beside other labs'.
     Raises NoGpu when the first lab's first run finds no device (exit 77, no records)."""
     result = LabResult(lab, cfg)
     start = time.monotonic()
@@ -326,22 +326,47 @@ def check_lab(lab, prog, cfg, seed, args, out, first=False):
             p = problem_of(r, new)
             if p:
                 result.problems.append(p)
-
-        if result.status == "graded" and args.sanitize and not result.problems:
-            reports = []
-            for tool, extra in sanitizer_runs(cfg):
-                cmd = ["sh", str(ROOT / "tests" / "sanitize.sh"), tool, str(prog)] + extra + ["--seed", str(seed)]
-                r = run(f"compute-sanitizer {tool} {' '.join(extra)}", cmd, timeout, log)
-                if r.timed_out:
-                    reports.append(f"compute-sanitizer {tool} ({' '.join(extra)}): did not finish in {timeout:g} s")
-                elif r.rc not in (0, 77):
-                    errors = [line for line in r.output.splitlines() if line.startswith("=========")]
-                    reports.append(f"compute-sanitizer {tool} ({' '.join(extra)}) found errors:\n" +
-                                   "\n".join(errors[:12] or [tail(r.output, 8)]))
-            result.sanitizer = "\n".join(reports) or "clean"
-            result.problems += reports
     result.seconds = time.monotonic() - start
     return result
+
+
+def sanitize_one(lab, prog, cfg, seed, tool, extra, out, index):
+    """One compute-sanitizer run; its own log file, so runs of one lab can go in
+    parallel. Returns (seconds, report or None)."""
+    timeout = cfg["timeout_s"] or None
+    cmd = ["sh", str(ROOT / "tests" / "sanitize.sh"), tool, str(prog)] + extra + ["--seed", str(seed)]
+    with open(out / "logs" / f"{lab}.sanitize-{index}-{tool}.txt", "w") as log:
+        r = run(f"compute-sanitizer {tool} {' '.join(extra)}", cmd, timeout, log)
+    if r.timed_out:
+        return r.seconds, f"compute-sanitizer {tool} ({' '.join(extra)}): did not finish in {timeout:g} s"
+    if r.rc not in (0, 77):
+        errors = [line for line in r.output.splitlines() if line.startswith("=========")]
+        return r.seconds, (f"compute-sanitizer {tool} ({' '.join(extra)}) found errors:\n" +
+                           "\n".join(errors[:12] or [tail(r.output, 8)]))
+    return r.seconds, None
+
+
+def sanitize_labs(results, build, seed, args, out, pool):
+    """Every sanitizer run of every lab that passed its correctness runs, each run a
+    task of its own: the longest single run, not a lab's sum, bounds the time."""
+    jobs = {}
+    for res in results:
+        if res.status != "graded" or res.problems:
+            continue
+        prog = build / "labs" / res.lab / res.lab
+        for index, (tool, extra) in enumerate(sanitizer_runs(res.cfg)):
+            jobs[(res.lab, index)] = pool.submit(sanitize_one, res.lab, prog, res.cfg, seed, tool, extra, out, index)
+    by_lab = {res.lab: res for res in results}
+    reports = {}
+    for (lab, index), future in sorted(jobs.items()):
+        seconds, report = future.result()
+        by_lab[lab].seconds += seconds
+        reports.setdefault(lab, [])
+        if report:
+            reports[lab].append(report)
+    for lab, found in reports.items():
+        by_lab[lab].sanitizer = "\n".join(found) or "clean"
+        by_lab[lab].problems += found
 
 
 def benchmark_lab(result, prog, seed, args, out):
@@ -827,6 +852,11 @@ def grade(args):
                 except NoGpu as e:  # a later lab found no device: the GPU went away
                     results[lab] = LabResult(lab, config[lab], problems=[f"no GPU: {e}"])
                 progress(lab, "checked" if not results[lab].problems else "WRONG")
+            if args.sanitize:
+                sanitize_labs([results[lab] for lab in to_check], build, seed, args, out, pool)
+                for lab in to_check:
+                    if results[lab].sanitizer:
+                        progress(lab, "compute-sanitizer " + ("clean" if results[lab].sanitizer == "clean" else "found errors"))
         if not args.correctness_only:
             for lab in to_check:
                 res = results[lab]
