@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <mutex>
+#include <vector>
+
+#include "cudalabs/reference.hpp"
 
 namespace cudalabs {
 
@@ -10,6 +14,41 @@ namespace {
 constexpr double eps32 = 5.9604644775390625e-8;  // 2^-24
 constexpr std::size_t max_reported = 5;
 
+// One slice's tallies; compare() merges them in index order.
+struct Tally {
+  std::size_t begin = 0, bad = 0;
+  double max_abs_err = 0, diff2 = 0, ref2 = 0;
+  std::vector<BadElement> first_bad;
+};
+
+template <typename Expected>
+Tally tally(std::span<const float> got, std::span<const Expected> expected, Tolerance tol, std::size_t begin,
+            std::size_t end) {
+  Tally t;
+  t.begin = begin;
+  for (std::size_t i = begin; i < end; ++i) {
+    double g = got[i], e = static_cast<double>(expected[i]);
+    double err = std::fabs(g - e);
+    bool ok = std::isfinite(g) && err <= tol.abs + tol.rel * std::fabs(e);
+    if (std::isfinite(g)) {
+      t.max_abs_err = std::max(t.max_abs_err, err);
+      t.diff2 += err * err;
+    } else {
+      t.max_abs_err = INFINITY;
+      t.diff2 = INFINITY;
+    }
+    t.ref2 += e * e;
+    if (!ok) {
+      ++t.bad;
+      if (t.first_bad.size() < max_reported) t.first_bad.push_back({i, g, e});
+    }
+  }
+  return t;
+}
+
+// Large outputs (a 4096² matmul, a 1 GiB all-reduce) are compared on every
+// core: one core needs about a second per 2^28 elements, and a run checks
+// each output several times.
 template <typename Expected>
 CheckResult compare(std::span<const float> got, std::span<const Expected> expected, Tolerance tol) {
   CheckResult r;
@@ -20,23 +59,22 @@ CheckResult compare(std::span<const float> got, std::span<const Expected> expect
              std::to_string(expected.size());
     return r;
   }
+  std::mutex mutex;
+  std::vector<Tally> tallies;
+  ref::parallel_for(got.size(), [&](std::size_t begin, std::size_t end) {
+    Tally t = tally(got, expected, tol, begin, end);
+    std::lock_guard<std::mutex> lock(mutex);
+    tallies.push_back(std::move(t));
+  }, std::size_t{1} << 20);
+  std::sort(tallies.begin(), tallies.end(), [](const Tally& a, const Tally& b) { return a.begin < b.begin; });
   double diff2 = 0, ref2 = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    double g = got[i], e = static_cast<double>(expected[i]);
-    double err = std::fabs(g - e);
-    bool ok = std::isfinite(g) && err <= tol.abs + tol.rel * std::fabs(e);
-    if (std::isfinite(g)) {
-      r.max_abs_err = std::max(r.max_abs_err, err);
-      diff2 += err * err;
-    } else {
-      r.max_abs_err = INFINITY;
-      diff2 = INFINITY;
-    }
-    ref2 += e * e;
-    if (!ok) {
-      ++r.bad;
-      if (r.first_bad.size() < max_reported) r.first_bad.push_back({i, g, e});
-    }
+  for (const auto& t : tallies) {
+    r.bad += t.bad;
+    r.max_abs_err = std::max(r.max_abs_err, t.max_abs_err);
+    diff2 += t.diff2;
+    ref2 += t.ref2;
+    for (const auto& b : t.first_bad)
+      if (r.first_bad.size() < max_reported) r.first_bad.push_back(b);
   }
   r.rel_l2_err = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
   r.passed = r.bad == 0 && r.count > 0;

@@ -38,7 +38,6 @@
 #include <cudalabs/reference.hpp>
 
 #include "cub_call.hpp"
-#include "exact_check.hpp"
 #include "kernels.hpp"
 
 namespace {
@@ -158,7 +157,7 @@ void measure_histograms(cudalabs::Session& s, std::int64_t n, Spread spread) {
         // The fewest bytes: every sample read once, the histogram written once.
         .work = {.bytes = static_cast<double>(sizeof(Sample)) * n + sizeof(unsigned) * bins},
         .run = std::move(run),
-        .check = [&] { return check_exact<unsigned, std::uint64_t>(d_hist.download(), expected); },
+        .check = [&] { return cudalabs::check_exact<unsigned, std::uint64_t>(d_hist.download(), expected); },
         // 0xFFFFFFFF: a count no input of n < 2^32 samples can give.
         .poison = [&](cudaStream_t st) { d_hist.poison(st); },
         .new_inputs = make_inputs,

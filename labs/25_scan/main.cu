@@ -37,7 +37,6 @@
 #include <cudalabs/reference.hpp>
 
 #include "../24_histogram/cub_call.hpp"
-#include "../24_histogram/exact_check.hpp"
 #include "kernels.hpp"
 
 namespace {
@@ -155,7 +154,7 @@ void poison(cudalabs::DeviceBuffer<T>& buffer, cudaStream_t stream) {
 template <typename T>
 cudalabs::CheckResult check_equal(std::span<const T> got, std::span<const ExactSum<T>> expected, std::int64_t n) {
   if constexpr (std::is_same_v<T, int>)
-    return check_exact<int, std::int64_t>(got, expected);
+    return cudalabs::check_exact<int, std::int64_t>(got, expected);
   else
     return cudalabs::check_close(got, expected, float_tolerance(n));
 }
@@ -237,7 +236,7 @@ void measure_scans(cudalabs::Session& s, const cudalabs::Point& point, bool excl
     const std::vector<T> out = d_out.download();
     const std::span<const T> got(out.data(), expected_kept.size());
     if constexpr (ints)
-      return check_exact<int, int>(got, expected_kept);
+      return cudalabs::check_exact<int, int>(got, expected_kept);
     else
       return cudalabs::check_close(got, std::span<const float>(expected_kept), {.abs = 0, .rel = 0});
   };

@@ -133,3 +133,23 @@ TEST(Checker, DotToleranceGrowsWithK) {
   EXPECT_GT(dot_tolerance(4096).abs, dot_tolerance(64).abs);
   EXPECT_LT(dot_tolerance(4096).abs, 1e-3);  // a wrong index moves an output by ~1: still caught
 }
+
+TEST(CheckClose, LargeOutputsAreComparedInParallelWithTheSameVerdict) {
+  // 3 × 2^20 + 7 elements: several slices; bad elements in the first and last slice.
+  const std::size_t n = 3 * (std::size_t{1} << 20) + 7;
+  std::vector<float> got(n), expected(n);
+  for (std::size_t i = 0; i < n; ++i) got[i] = expected[i] = static_cast<float>(i % 1000) * 0.5f - 7.0f;
+  got[5] += 1.0f;
+  got[n - 2] = NAN;
+  const CheckResult r = check_close(got, expected, {.abs = 0, .rel = 0});
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.count, n);
+  EXPECT_EQ(r.bad, 2u);
+  ASSERT_EQ(r.first_bad.size(), 2u);
+  EXPECT_EQ(r.first_bad[0].index, 5u);
+  EXPECT_EQ(r.first_bad[1].index, n - 2);
+  EXPECT_TRUE(std::isinf(r.max_abs_err));
+  got[n - 2] = expected[n - 2];
+  got[5] = expected[5];
+  EXPECT_TRUE(check_close(got, expected, {.abs = 0, .rel = 0}).passed);
+}

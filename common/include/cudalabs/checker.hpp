@@ -5,10 +5,13 @@
 // NaN and Inf never pass (so a poisoned, unwritten element fails). The result
 // also carries the max abs error, the relative L2 error ||got-exp|| / ||exp||,
 // the number of bad elements and the first few bad indices.
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cudalabs {
@@ -58,5 +61,34 @@ CheckResult both(CheckResult a, const CheckResult& b);
 //   5e-4 at k = 4096), rel = 1e-5. A wrong index moves an output by ~magnitude².
 Tolerance sum_tolerance(std::int64_t terms, double magnitude = 1.0);
 Tolerance dot_tolerance(std::int64_t k, double magnitude = 1.0);
+
+
+// Integer results (histogram counts, integer prefix sums, compacted integers)
+// compared exactly, as a CheckResult with a tolerance of 0. No conversion
+// between the types: exact for any integer types.
+template <typename Got, typename Expected>
+CheckResult check_exact(std::span<const Got> got, std::span<const Expected> expected) {
+  CheckResult r;
+  r.tolerance = {.abs = 0, .rel = 0};
+  r.count = expected.size();
+  if (got.size() != expected.size()) {
+    r.note = "size mismatch: " + std::to_string(got.size()) + " results for " + std::to_string(expected.size()) +
+             " expected";
+    return r;
+  }
+  double err2 = 0, ref2 = 0;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const auto g = static_cast<double>(got[i]), e = static_cast<double>(expected[i]);
+    ref2 += e * e;
+    if (std::cmp_equal(got[i], expected[i])) continue;  // no conversion: exact for any integer types
+    ++r.bad;
+    err2 += (g - e) * (g - e);
+    r.max_abs_err = std::max(r.max_abs_err, std::abs(g - e));
+    if (r.first_bad.size() < 5) r.first_bad.push_back({i, g, e});
+  }
+  r.rel_l2_err = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+  r.passed = r.bad == 0;
+  return r;
+}
 
 }  // namespace cudalabs
