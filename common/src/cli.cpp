@@ -219,11 +219,12 @@ Parsed parse_args(const LabSpec& spec, std::span<const char* const> args) {
     sample[flag] = example;
     return app.add_option(names, text[flag]);
   };
-  std::set<std::string> switches{"--list", "--quick", "--flush-l2", "--check-only"};  // flags without a value
-  bool quick = false, flush_l2 = false, check_only = false;
+  std::set<std::string> switches{"--list", "--quick", "--largest", "--flush-l2", "--check-only"};  // flags without a value
+  bool quick = false, largest = false, flush_l2 = false, check_only = false;
   std::vector<std::string> variants;
   const CLI::Option* list = app.add_flag("--list");
   app.add_flag("--quick", quick);
+  app.add_flag("--largest", largest);
   app.add_flag("--flush-l2", flush_l2);
   app.add_flag("--check-only", check_only);
   // One name per --variant; repeat the flag or give a comma-separated list.
@@ -355,6 +356,20 @@ Parsed parse_args(const LabSpec& spec, std::span<const char* const> args) {
     for (const auto& [name, v] : lists) pt[name] = v.size() == 1 ? v[0] : v[i];
     o.points.push_back(pt);
   }
+  // --largest: only the point with the most elements (the last of equals). The
+  // grader's benchmark run judges that size alone, and timing the smaller ones
+  // too cost it more than half of its benchmark time (08_streams: 49 s).
+  if (largest && o.points.size() > 1) {
+    auto elements = [](const Point& p) {
+      double e = 1;
+      for (const auto& [name, v] : p) e *= static_cast<double>(v);
+      return e;
+    };
+    Point big = o.points.front();
+    for (const auto& p : o.points)
+      if (elements(p) >= elements(big)) big = p;
+    o.points = {big};
+  }
   if (o.quick) {
     o.timer.max_seconds = 0.25;
     o.timer.max_runs = std::min(o.timer.max_runs, 50);
@@ -403,6 +418,7 @@ std::string help_text(const LabSpec& spec) {
 Common flags:
   --seed S            input data seed (default 42)
   --quick             small sizes and short timing: a correctness run on any GPU
+  --largest           only the largest of the size points (what the grader times)
   --json FILE         append one JSON record per variant and size to FILE
   --device N          which GPU (default 0)
   --precision P       stop timing when the 95% CI half-width is within P of the mean (default 0.02)
