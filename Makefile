@@ -4,9 +4,13 @@
 #   make run LAB=2 ARGS="--size 1000000"   build and run one lab (LAB=2, 02, 02_timed_vector_add
 #                             or timed_vector_add)
 #   make grade                run every lab, print one table, write records under build/grade/
+#   make grade-class SUBMISSIONS=dir [SLURM=1]  grade every student's submission: class.csv,
+#                             report.html, similarity.csv (see below)
 #   make plots                draw the plots from the committed results/ (no GPU needed)
 #   make deps                 install the packages the course needs
 #   make clean                remove the build folder
+#   make starter OUT=dir      write the student's starter kit: the course with the exercises'
+#                             solutions replaced by stubs (tools/starter.py)
 # Options: BUILD=dir (default build), ARCH=9.0 (build for one GPU architecture only).
 # Meson is the system's, or, where that is older than 1.0.1 (Ubuntu 22.04), Meson
 # 1.0.1 from PyPI in BUILD/.venv, made by tools/ensure_deps.sh: hence that bin/
@@ -24,7 +28,7 @@ export PATH := $(abspath $(BUILD))/.venv/bin:$(PATH):/usr/local/cuda/bin
 
 MESON_OPTS := $(if $(ARCH),-Dgpu_arch=$(ARCH),)
 
-.PHONY: all build configure test run grade plots deps clean
+.PHONY: all build configure test run grade plots deps clean starter
 
 all: build
 
@@ -78,6 +82,33 @@ grade:
 	$(if $(SUBMISSION),true,$(MAKE) --no-print-directory build) && \
 	echo "python3 tools/grade.py $(strip $(GRADE_ARGS))" && python3 tools/grade.py $(GRADE_ARGS)
 
+# make grade-class SUBMISSIONS=dir [SLURM=1 [PARTITION=p] [ACCOUNT=a] [TIME=01:00:00] [CPUS_PER_TASK=2]] [NOGPU=1]
+#   [SEED=n] [LABS=01,04] [ARCH=9.0] [SANITIZE=0] [TIMEOUT=seconds] [OUT=dir] [CACHE=dir]
+# Every student's submission (a folder or zip each, or a Gradescope export) graded with
+# one seed, one per GPU here or one Slurm array task each: OUT (default
+# BUILD/grade-class/<UTC time>) gets class.csv, similarity.csv, report.html and each
+# student's grade/ (tools/grade_class.py, docs/instructor-guide.md). With no GPU, or
+# NOGPU=1 (Slurm: no --gres): build-only, compile errors per lab, GPU steps not run.
+SUBMISSIONS ?=
+SLURM ?=
+PARTITION ?=
+ACCOUNT ?=
+TIME ?=
+NOGPU ?=
+TIMEOUT ?=
+CACHE ?=
+CPUS_PER_TASK ?=
+.PHONY: grade-class
+grade-class:
+	@test -n "$(SUBMISSIONS)" || { echo 'name the submissions: make grade-class SUBMISSIONS=dir (a folder or zip per student)'; exit 2; }
+	@tools/ensure_deps.sh build $(BUILD)
+	python3 tools/grade_class.py '$(SUBMISSIONS)' --build $(BUILD) $(if $(ARCH),--arch $(ARCH)) \
+	  $(if $(SEED),--seed $(SEED)) $(if $(LABS),--labs $(LABS)) $(if $(filter 0,$(SANITIZE)),--no-sanitize) \
+	  $(if $(filter 1 yes,$(NOGPU)),--no-gpu) $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(OUT),--out '$(OUT)') $(if $(CACHE),--cache '$(CACHE)') \
+	  $(if $(filter 1 yes,$(SLURM)),--slurm $(if $(PARTITION),--partition '$(PARTITION)') \
+	    $(if $(ACCOUNT),--account '$(ACCOUNT)') $(if $(TIME),--time '$(TIME)') \
+	    $(if $(CPUS_PER_TASK),--cpus-per-task $(CPUS_PER_TASK)))
+
 # make plots [RECORDS=results/h100/records.jsonl]: PNG and SVG into docs/plots/.
 plots:
 	@tools/ensure_deps.sh plots
@@ -85,6 +116,14 @@ plots:
 
 deps:
 	@tools/ensure_deps.sh all $(BUILD)
+
+# make starter OUT=dir: a copy of the course (no .git, no build folders) whose
+# exercise variants (tools/grading.toml exercise_variants) are stubs that fail
+# "not implemented yet"; docs/instructor-guide.md. Needs no GPU.
+OUT ?=
+starter:
+	@test -n "$(OUT)" || { echo 'name the folder: make starter OUT=../cudalabs-starter'; exit 2; }
+	python3 tools/starter.py '$(OUT)'
 
 clean:
 	rm -rf $(BUILD)

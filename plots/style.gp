@@ -39,3 +39,6 @@ student_color = '#0072b2'
 library_color = '#d55e00'
 student_rgb = 0x0072b2
 library_rgb = 0xd55e00
+# Bars of several kernels side by side (grouped_bars.gp): the colours of the
+# linetypes above without the library's orange, which marks the library's bar.
+series_colors = '#0072b2 #009e73 #cc79a7 #e69f00 #56b4e9 #000000 #999933 #882255'

@@ -6,7 +6,11 @@
 #                                 CLI11, nlohmann-json (and tomli on Python 3.10)
 #   ensure_deps.sh test [BUILD]   build + GoogleTest + gnuplot (the plots test)
 #   ensure_deps.sh plots          gnuplot (and tomli on Python 3.10)
-#   ensure_deps.sh all [BUILD]    everything
+#   ensure_deps.sh all [BUILD]    everything above
+#   ensure_deps.sh browser        headless Chromium and tesseract-ocr (the class report's test
+#                                 opens the HTML report and reads its screenshot)
+#   ensure_deps.sh slurm          munge, slurmctld, slurmd, slurm-client (make grade-class
+#                                 SLURM=1's test starts a one-node cluster of its own)
 # A distribution Meson older than 1.0.1 (Ubuntu 22.04 has 0.61) is left alone:
 # Meson 1.0.1 from PyPI goes into a virtual environment, BUILD/.venv (default
 # build/.venv), whose bin/ the Makefile puts first on PATH. The same happens,
@@ -68,6 +72,18 @@ case $need in test|all)
 esac
 case $need in test|plots|all)
   have gnuplot || missing="$missing gnuplot-nox"
+esac
+case $need in browser)
+  have chromium || missing="$missing chromium"
+  have tesseract || missing="$missing tesseract-ocr tesseract-ocr-eng"
+esac
+case $need in slurm)
+  # Debian's packages start no daemon here: the test starts munged, slurmctld and
+  # slurmd itself, with its own slurm.conf, and stops them when it ends.
+  have munged || missing="$missing munge"
+  have slurmctld || missing="$missing slurmctld"
+  have slurmd || missing="$missing slurmd"
+  have sbatch || missing="$missing slurm-client"
 esac
 # shellcheck disable=SC2086  # $missing: one word per package
 [ -z "$missing" ] || apt_install $missing

@@ -10,7 +10,9 @@ initcheck at the --quick sizes and at the lab's sanitize_args (a medium, odd
 size), unless --no-sanitize; these run in parallel (--parallel). Then the
 benchmark run at the lab's default sizes, one lab at a time, alone on the GPU;
 a benchmark whose record says the GPU throttled is run once more. A lab scores
-its correctness points only when all of that passed, and its performance
+its correctness points only when all of that passed (a lab with
+exercise_variants: a share per exercise variant that passed, when every other
+variant passed and nothing zeroed the whole lab), and its performance
 points by tools/grading.toml; a result the harness marks implausible (faster
 than the hardware can be) earns no performance points.
 
@@ -29,12 +31,16 @@ course's code defines or uses (a redefinition) rejects the lab.
 
 Exit codes: 0 every graded lab correct, 1 a lab wrong (or not built), 2 bad
 usage, 77 no GPU (one line says so). With --expect-zero-correctness (the tests
-of tests/broken/): 0 when every graded lab scored zero for correctness; with
+of tests/broken/): 0 when every graded lab lost what is broken (zero, or in a lab
+with exercise_variants, the broken variant's share); with
 --expect-zero-performance: 0 when every graded lab scored zero for performance.
+With --build-only (no GPU needed): 0 when every lab built, 1 when one did not;
+the GPU steps are reported "not run: no GPU".
 """
 import argparse
 import datetime
 import filecmp
+import hashlib
 import json
 import os
 import random
@@ -66,8 +72,9 @@ import records_to_csv  # noqa: E402  (tools/records_to_csv.py)
 ROOT = Path(__file__).resolve().parent.parent
 METRICS = ("auto", "vs_baseline", "pct_of_ceiling")
 SETTINGS = {"correctness", "performance", "variant", "metric", "threshold", "check_args", "timeout_s",
-            "student_files", "sanitize_args"}
+            "student_files", "sanitize_args", "exercise_variants"}
 SANITIZERS = ("memcheck", "racecheck", "synccheck", "initcheck")
+NOT_RUN = "not run: no GPU"  # --build-only: a lab that built, its GPU steps not run
 
 
 class GradeError(Exception):
@@ -120,7 +127,8 @@ def load_config(path, labs):
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise GradeError(f"{path}: {e}") from None
     defaults = {"correctness": 6, "performance": 4, "variant": "best", "metric": "auto",
-                "threshold": 0.5, "check_args": [], "timeout_s": 600, "student_files": [], "sanitize_args": []}
+                "threshold": 0.5, "check_args": [], "timeout_s": 600, "student_files": [], "sanitize_args": [],
+                "exercise_variants": []}
     unknown_top = set(raw) - {"defaults", "labs"}
     if unknown_top:
         raise GradeError(f"{path}: unknown section(s) {sorted(unknown_top)}; expected [defaults] and [labs.NAME]")
@@ -150,6 +158,9 @@ def check_settings(path, where, table):
         elif key == "student_files" and not (isinstance(value, list) and all(
                 isinstance(f, str) and f and "/" not in f and not f.startswith(".") for f in value)):
             bad = "must be a list of file names in the lab's folder, e.g. [\"reduction.cuh\"]"
+        elif key == "exercise_variants" and not (isinstance(value, list) and len(set(value)) == len(value) and all(
+                isinstance(v, str) and re.fullmatch(r"[a-z0-9_]+", v) for v in value)):
+            bad = "must be a list of distinct variant names (as --list prints them), e.g. [\"shared\", \"warp_shuffle\"]"
         elif key == "sanitize_args" and not (isinstance(value, list) and all(isinstance(a, str) for a in value)):
             bad = "must be one argument list, e.g. [\"--size\", \"100003\"]"
         elif key == "check_args" and not (isinstance(value, list) and
@@ -235,14 +246,47 @@ class LabResult:
     perf: dict = field(default_factory=dict)      # what the performance test judged
     notes: list = field(default_factory=list)     # said in the reports, not scored (a re-run, ignored files)
     seconds: float = 0.0
+    variant_problems: list = field(default_factory=list)  # the problems that are a variant's wrong result (exit 1)
 
     @property
     def graded(self):
         return self.status in ("graded", "does not build")
 
     @property
+    def lab_wide(self):
+        """Problems no variant's record explains (a crash, a hang, the sanitizer, a
+        rejected or unbuilt submission): they zero the whole lab."""
+        return [p for p in self.problems if p not in self.variant_problems]
+
+    def variants_passed(self):
+        """{variant: whether every record of it passed}."""
+        passed = {}
+        for r in self.records:
+            passed[r["variant"]] = passed.get(r["variant"], True) and bool(r.get("passed"))
+        return passed
+
+    def exercise_shares(self):
+        """{exercise variant: points} for a lab with exercise_variants that is not all
+        correct: its correctness points split evenly among its exercise variants, a
+        share for each one right at every size. Zero for all when anything else is
+        wrong: a variant the course gives (the student may have broken what it uses),
+        a lab-wide problem. Empty for a lab without exercise_variants (all or nothing)."""
+        exercises = self.cfg.get("exercise_variants") or []
+        if not exercises:
+            return {}
+        passed = self.variants_passed()
+        given_ok = all(ok for v, ok in passed.items() if v not in exercises)
+        share = self.cfg["correctness"] / len(exercises)
+        earns = self.graded and self.status == "graded" and not self.lab_wide and given_ok
+        return {v: round(share, 2) if earns and passed.get(v, False) else 0 for v in exercises}
+
+    @property
     def correctness_score(self):
-        return self.cfg["correctness"] if self.graded and self.correct else 0
+        if not self.graded:
+            return 0
+        if self.correct:
+            return self.cfg["correctness"]
+        return round(sum(self.exercise_shares().values()), 2)
 
     @property
     def performance_score(self):
@@ -287,6 +331,13 @@ def problem_of(r, records):
     return f"{r.what}: exit {r.rc} ({kinds.get(r.rc, 'failure')})\n{tail(r.output, 8)}"
 
 
+def blames_variants(r, records):
+    """Whether a failed run is explained by its variants' records: it finished,
+    exit 1 (a wrong result), and some record failed; a stub's "not implemented
+    yet" is one. Anything else (a crash, a hang, exit 3) zeroes the whole lab."""
+    return not r.timed_out and r.rc == 1 and any(not x.get("passed", False) for x in records)
+
+
 def correctness_runs(lab, cfg):
     """(label, args) of every correctness run: --quick, the lab's named test runs, check_args."""
     runs = [("--quick", ["--quick"])]
@@ -326,6 +377,8 @@ def check_lab(lab, prog, cfg, seed, args, out, first=False):
             p = problem_of(r, new)
             if p:
                 result.problems.append(p)
+                if blames_variants(r, new):
+                    result.variant_problems.append(p)
     result.seconds = time.monotonic() - start
     return result
 
@@ -349,13 +402,24 @@ def sanitize_one(lab, prog, cfg, seed, tool, extra, out, index):
 def sanitize_labs(results, build, seed, args, out, pool):
     """Every sanitizer run of every lab that passed its correctness runs, each run a
     task of its own: the longest single run, not a lab's sum, bounds the time."""
-    jobs = {}
+    jobs, tasks = {}, []
     for res in results:
-        if res.status != "graded" or res.problems:
+        only = []
+        if res.problems:
+            # A lab with exercise variants still earns the shares of those it got
+            # right: the sanitizer judges those (and the baselines, which always run).
+            right = [v for v in res.exercise_shares() if res.variants_passed().get(v)]
+            only = [a for v in right for a in ("--variant", v)]
+        if res.status != "graded" or (res.problems and not only):
             continue
         prog = build / "labs" / res.lab / res.lab
         for index, (tool, extra) in enumerate(sanitizer_runs(res.cfg)):
-            jobs[(res.lab, index)] = pool.submit(sanitize_one, res.lab, prog, res.cfg, seed, tool, extra, out, index)
+            tasks.append((res.lab, index, prog, res.cfg, tool, extra + only))
+    # Longest first: racecheck runs take 5-20x the others (47 s for 09's on the
+    # H100, where memcheck takes 3 s); queued last, they would run alone at the end.
+    tasks.sort(key=lambda t: t[4] != "racecheck")
+    for lab, index, prog, cfg, tool, extra in tasks:
+        jobs[(lab, index)] = pool.submit(sanitize_one, lab, prog, cfg, seed, tool, extra, out, index)
     by_lab = {res.lab: res for res in results}
     reports = {}
     for (lab, index), future in sorted(jobs.items()):
@@ -557,7 +621,10 @@ def correctness_text(res):
                 f"each on a poisoned output; GPU work traced)")
         text += "; compute-sanitizer " + ", ".join(SANITIZERS) + " clean" if res.sanitizer == "clean" else ""
         return text + "".join("\n" + n for n in res.notes)
-    return "\n".join(res.problems + res.notes)
+    shares = res.exercise_shares()
+    split = (["exercise variants (points split among them): " +
+              ", ".join(f"{v} {points:g}" for v, points in shares.items())] if shares else [])
+    return "\n".join(split + res.problems + res.notes)
 
 
 def tests_of(res):
@@ -619,7 +686,8 @@ def write_reports(results, out, header):
     records = [r for res in results for r in res.records]
     records_to_csv.write_csv(records, out / "records.csv")
     junit_xml(results, header).write(out / "junit.xml", encoding="utf-8", xml_declaration=True)
-    (out / "results.json").write_text(json.dumps(gradescope_json(results, header), indent=2) + "\n")
+    (out / "results.json").write_text(json.dumps(with_class_data(gradescope_json(results, header), results), indent=2)
+                                      + "\n")
     text = f"{header}\n\n{results_table(results)}\n\n{score_table(results)}\n"
     (out / "summary.txt").write_text(text)
     return text
@@ -724,6 +792,70 @@ def build_submission(folders, config, work, arch, jobs, log):
     return errors, ignored, rejected
 
 
+def student_files_digest(folder, files):
+    """sha256 over a lab's student files, names and contents: what a prebuilt lab was built from."""
+    h = hashlib.sha256()
+    for name in files:
+        h.update(name.encode() + b"\0" + (folder / name).read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def prebuilt_submission(folders, config, prebuilt):
+    """build_submission's answer for labs already built elsewhere (tools/grade_class.py
+    builds each distinct set of student files once, then grades every student who
+    submitted it): PREBUILT/labs/LAB/ holds the program LAB, or build-error.txt, the
+    symbol audit's rejected.txt if it rejected the lab, and student-files.sha256, which
+    must be the digest of the student's own files (else the program is someone else's)."""
+    errors, ignored, rejected = {}, {}, {}
+    with tempfile.TemporaryDirectory(prefix="cudalabs-prebuilt-") as tmp:
+        for folder in folders:
+            lab, here = folder.name, prebuilt / "labs" / folder.name
+            errors[lab], ignored[lab] = take_student_files(folder, config[lab], Path(tmp))
+            if errors[lab]:
+                continue
+            digest = here / "student-files.sha256"
+            if not digest.is_file() or digest.read_text().strip() != student_files_digest(folder, config[lab]["student_files"]):
+                errors[lab] = f"{here} was not built from this submission's files (student-files.sha256 differs)"
+            elif (here / "build-error.txt").is_file():
+                errors[lab] = (here / "build-error.txt").read_text()
+            elif (here / "rejected.txt").is_file():
+                rejected[lab] = (here / "rejected.txt").read_text()
+    return errors, ignored, rejected
+
+
+def first_line(res):
+    """The one line that says why a lab lost points: the compiler's first error, the first problem."""
+    if res.status == "does not build":
+        errors = [line for line in res.note.splitlines() if "error" in line]
+        return (errors or res.note.splitlines() or [""])[0].strip()
+    text = res.note if not res.graded else res.problems[0] if res.problems else res.perf.get("text", "")
+    return next(iter(text.splitlines()), "")
+
+
+def with_class_data(gradescope, results):
+    """results.json plus, in Gradescope's free-form extra_data, each lab's points and
+    flags as data (tools/grade_class.py makes the class table from them), and in
+    --build-only mode each built lab's tests, listed as not run."""
+    gradescope["tests"] += [{"name": f"{res.lab}: {name}", "score": 0, "max_score": res.cfg[name], "output": res.note}
+                            for res in results if res.status == "built"
+                            for name in ("correctness", "performance") if res.cfg[name] > 0]
+    labs = {}
+    for res in results:
+        flags = {"compile error": res.status == "does not build",
+                 "rejected": any(p.startswith("rejected:") for p in res.problems),
+                 "timeout": any("did not finish in" in p for p in res.problems),
+                 "sanitizer": res.sanitizer not in ("", "clean"),
+                 "implausible": bool(res.perf.get("implausible")) or any(r.get("implausible") for r in res.records),
+                 "throttled": any(r.get("throttled") for r in res.records),
+                 NOT_RUN: res.status == "built"}
+        labs[res.lab] = {"status": res.status, "correct": res.correct, "correctness": res.correctness_score,
+                         "performance": res.performance_score, "max_score": res.max_score,
+                         "flags": [name for name, on in flags.items() if on],
+                         "why": first_line(res)}
+    gradescope["extra_data"] = {"labs": labs}
+    return gradescope
+
+
 # ---- main ----------------------------------------------------------------------------------
 
 def parse_args(argv):
@@ -746,11 +878,18 @@ def parse_args(argv):
     p.add_argument("--work", type=Path, help="with --submission: reuse this folder for the student files and their build")
     p.add_argument("--arch", default="auto", help="with --submission: gpu_arch of its build (default: auto)")
     p.add_argument("--jobs", type=int, help="with --submission: parallel compile jobs (default: ninja's)")
+    p.add_argument("--build-only", action="store_true",
+                   help="no GPU needed: build the labs, report compile errors per lab, and mark the GPU steps "
+                        "(correctness, sanitizer, benchmark) 'not run: no GPU'; exit 1 if a lab does not build")
+    p.add_argument("--prebuilt", type=Path,
+                   help="with --submission: its labs are already built in DIR (tools/grade_class.py's build cache): "
+                        "DIR/labs/LAB/LAB, or DIR/labs/LAB/build-error.txt; see prebuilt_submission()")
     p.add_argument("--preflight", action="store_true",
                    help="only check the GPU, the config and the submission folder, then exit (make grade runs it before building)")
     p.add_argument("--correctness-only", action="store_true", help="skip the benchmark runs (no performance points)")
     p.add_argument("--expect-zero-correctness", action="store_true",
-                   help="for tests/broken/: exit 0 only when every graded lab scored zero for correctness")
+                   help="for tests/broken/: exit 0 only when every graded lab lost its correctness points, or, "
+                        "where they are split among exercise_variants, the broken variant's share")
     p.add_argument("--expect-zero-performance", action="store_true",
                    help="for tests/broken/: exit 0 only when every graded lab is correct and scored zero for performance")
     args = p.parse_args(argv)
@@ -795,9 +934,11 @@ def grade(args):
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 2**31)
 
     reason = why_no_gpu()
-    if reason:
+    if reason and not args.build_only:
         raise NoGpu(reason)
-    if args.sanitize and not sanitizer_found():
+    if args.prebuilt and not args.submission:
+        raise GradeError("--prebuilt DIR names where a submission's labs were built: give --submission too")
+    if args.sanitize and not args.build_only and not sanitizer_found():
         raise NoGpu("compute-sanitizer not found (it comes with the CUDA Toolkit); cannot run --sanitize")
     if args.submission:
         folders = submitted_labs(args.submission, all_labs)
@@ -812,7 +953,11 @@ def grade(args):
     build = Path(args.build)
     build_errors, ignored, rejected = {}, {}, {}
     work_tmp = None
-    if args.submission:
+    if args.submission and args.prebuilt:
+        build_errors, ignored, rejected = prebuilt_submission([f for f in folders if f.name in labs], config,
+                                                              args.prebuilt)
+        build = args.prebuilt
+    elif args.submission:
         if not args.work:
             work_tmp = tempfile.TemporaryDirectory(prefix="cudalabs-grade-")
         work = args.work or Path(work_tmp.name)
@@ -825,6 +970,8 @@ def grade(args):
     header = (f"cudalabs grade: seed {seed} (repeat with --seed {seed}); "
               f"{'submission ' + str(args.submission) if args.submission else 'course build ' + str(build)}"
               f"; compute-sanitizer {'on (' + ', '.join(SANITIZERS) + ')' if args.sanitize else 'off (--no-sanitize)'}")
+    if args.build_only:
+        header += f"; build-only: GPU steps {NOT_RUN}"
     results = {}
 
     def progress(lab, verdict):
@@ -845,6 +992,11 @@ def grade(args):
                 results[lab] = LabResult(lab, cfg, status="not built", note=f"no {prog}")
             else:
                 to_check.append(lab)
+        if args.build_only:
+            for lab in to_check:
+                extra = f"; ignored (not the lab's kernel files): {', '.join(ignored[lab])}" if ignored.get(lab) else ""
+                results[lab] = LabResult(lab, config[lab], status="built", note=NOT_RUN + extra)
+            to_check = []
         # The first lab alone: without a GPU it says so before anything else runs.
         if to_check:
             first = to_check[0]
@@ -867,7 +1019,11 @@ def grade(args):
         if not args.correctness_only:
             for lab in to_check:
                 res = results[lab]
-                if res.status == "graded" and not res.problems:
+                if res.status == "graded" and not res.problems and res.cfg["performance"] <= 0:
+                    # Nothing to score: the benchmark would only re-check at one
+                    # more size (03_pcie_truth: 21 s of pageable copies).
+                    res.notes.append("no benchmark run: this lab has no performance points")
+                elif res.status == "graded" and not res.problems:
                     benchmark_lab(res, build / "labs" / lab / lab, seed, args, out)
         for lab in labs:
             res = results[lab]
@@ -889,6 +1045,8 @@ def grade(args):
     print("\n" + text)
     print(f"records, CSV, JUnit, Gradescope results.json and logs in {out}/")
 
+    if args.build_only:
+        return 1 if any(r.status != "built" for r in results) else 0
     graded = [r for r in results if r.graded]
     if args.expect_zero_correctness:
         return expect_zero(graded, build_errors)
@@ -898,7 +1056,10 @@ def grade(args):
 
 
 def expect_zero(graded, build_errors):
-    """The broken-kernel tests: the grader must give each lab zero for correctness."""
+    """The broken-kernel tests: the grader must give what is broken zero for
+    correctness: the whole lab, or, in a lab whose points are split among its
+    exercise_variants, the broken variant's share (the lab then scores less than
+    its full correctness points)."""
     if not graded:
         print("expect-zero-correctness: no lab was graded: this test tests nothing")
         return 1
@@ -907,11 +1068,14 @@ def expect_zero(graded, build_errors):
         if build_errors.get(res.lab):
             print(f"expect-zero-correctness: {res.lab} does not compile, so it tests nothing:\n{build_errors[res.lab]}")
             status = 1
-        elif res.correctness_score > 0:
+        elif res.correct or res.correctness_score >= res.cfg["correctness"]:
             print(f"expect-zero-correctness: FAIL: the grader accepted the broken {res.lab} ({res.correctness_score:g} points)")
             status = 1
         else:
-            print(f"expect-zero-correctness: ok: {res.lab} rejected: {res.problems[0].splitlines()[0]}")
+            zero = [v for v, points in res.exercise_shares().items() if points == 0]
+            scored = (f" ({res.correctness_score:g}/{res.cfg['correctness']:g}: zero for {', '.join(zero)})"
+                      if res.correctness_score > 0 else "")
+            print(f"expect-zero-correctness: ok: {res.lab} rejected{scored}: {res.problems[0].splitlines()[0]}")
     return status
 
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Draws the course's plots from recorded results, with gnuplot; no GPU needed.
 
-Reads results/h100/records.jsonl (the raw records of a GPU run) and
-results/h100/08_streams_timeline.csv, writes one small CSV per plot to a
+Reads results/h100/records.jsonl (the raw records of a GPU run),
+results/h100/08_streams_timeline.csv and, where it exists,
+results/h200x2/records.jsonl (lab 32, two GPUs), writes one small CSV per plot to a
 temporary folder, and runs plots/NAME.gp on it twice: NAME.png and NAME.svg
 in docs/plots/ (the lab READMEs show them as ../../docs/plots/NAME.svg).
 
@@ -20,6 +21,7 @@ import argparse
 import csv
 import json
 import math
+import re
 import shutil
 import statistics
 import subprocess
@@ -29,6 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from grade import baseline_variants, size_product  # noqa: E402  (tools/grade.py)
+import tune  # noqa: E402  (tools/tune.py: lab 28's heat map)
 
 ROOT = Path(__file__).resolve().parent.parent
 PLOTS_DIR = ROOT / "plots"
@@ -51,19 +54,28 @@ class Records:
                   for r in records if r.get("timed") and r.get("passed")}
         self.all = list(latest.values())
         self.gpu = next((r["gpu"] for r in self.all if r.get("gpu")), "unknown GPU")
+        # The records of that GPU (the first file's: results/h100/): the roofline and
+        # the default copy bandwidth. Lab 32's records (results/h200x2/) are another GPU's.
+        self.main = [r for r in self.all if r.get("gpu", self.gpu) == self.gpu]
 
     def lab(self, *labs):
-        found = [r for r in self.all if r["lab"] in labs]
+        """The records of these labs, without sweep points (`make tune`'s
+        'float4[block=128,...]': only the heat maps draw those)."""
+        found = [r for r in self.all if r["lab"] in labs and not is_sweep_point(r)]
         if not found:
             raise Skip(f"no records of {', '.join(labs)}")
         return found
 
     def copy_gbps(self, records=None):
         """The measured device-to-device copy bandwidth (each lab process measures it once)."""
-        values = [r["ceiling_value"] for r in (records or self.all) if r.get("ceiling") == COPY and r.get("ceiling_value")]
+        values = [r["ceiling_value"] for r in (records or self.main) if r.get("ceiling") == COPY and r.get("ceiling_value")]
         if not values and records:
             return self.copy_gbps()
         return statistics.median(values) if values else 0
+
+
+def is_sweep_point(r):
+    return "[" in r["variant"]
 
 
 def largest(records):
@@ -245,6 +257,9 @@ def softmax_bandwidth(d, tmp):
             "ymax": 1.3 * max([copy] + [r["gbps"] for r in recs if r.get("gbps")])}
 
 
+TORCH_ATTENTION_SERIES = ("torch_cudnn_fp16", "torch_flash_fp16", "torch_efficient_fp32")
+
+
 def attention_time(d, tmp):
     recs = d.lab("15_attention_forward", "16_flash_attention")
     # Whole forward passes only: the library pipeline (the baseline) and the kernels
@@ -266,9 +281,17 @@ def attention_time(d, tmp):
     series = [(f"{short(lab)} {v}" + (" (tensor cores)" if uses_tensor_cores(v) else ""),
                [r for r in passes if r["lab"] == lab and r["variant"] == v])
               for lab in labs for v in variants_in_order([r for r in passes if r["lab"] == lab])]
+    # PyTorch's scaled_dot_product_attention on lab 16's shapes (tools/torch_attention.py),
+    # where those records exist: its cuDNN and FlashAttention-2 kernels in FP16 and its
+    # FP32 default (memory-efficient), not masked, at the plot's head dim.
+    torch_recs = [r for r in d.all if r["lab"] == "torch_attention" and r.get("shape_of_lab") == "16_flash_attention"
+                  and r["size"].get("dim") == dim]
+    series += [(f"PyTorch {v.split('_')[1]} {v.split('_')[2]}" + (" (tensor cores)" if uses_tensor_cores(v) else ""),
+                [r for r in torch_recs if r["variant"] == v]) for v in TORCH_ATTENTION_SERIES]
     n = write_series(tmp, series, lambda r: r["size"]["seq"], lambda r: r.get("median_ms"))
-    return {"nseries": n, "dim": dim or 0, "labs": "labs 15 and 16" if len(labs) == 2 else
-            "lab 16; the *_lab15 lines are lab 15's unfused passes, run in lab 16"}
+    return {"nseries": n, "dim": dim or 0, "labs": ("labs 15 and 16" if len(labs) == 2 else
+            "lab 16; the *_lab15 lines are lab 15's unfused passes, run in lab 16")
+            + ("; PyTorch " + torch_recs[0].get("torch_version", "") if torch_recs else "")}
 
 
 def place_labels(points, xlim, ylim, size=(560, 500), char=(6.5, 12), near=0.12):
@@ -316,8 +339,8 @@ def place_labels(points, xlim, ylim, size=(560, 500), char=(6.5, 12), near=0.12)
 def roofline(d, tmp):
     fp32, tensor = [], []
     library = []  # every library baseline
-    for lab in sorted({r["lab"] for r in d.all}):
-        recs = [r for r in d.all if r["lab"] == lab]
+    for lab in sorted({r["lab"] for r in d.main}):
+        recs = [r for r in d.main if r["lab"] == lab and not is_sweep_point(r)]
         base = baseline_variants(recs)
         library += [r for r in recs if r["variant"] in base]
         # The lab's own kernels on device memory, measured against the copy bandwidth or
@@ -361,6 +384,333 @@ def roofline(d, tmp):
             "xmin": xlim[0], "xmax": xlim[1], "ymin": ylim[0], "ymax": ylim[1]}
 
 
+# ---- the wave-2 labs (21 to 32): shared helpers ---------------------------------------------
+
+def grouped_bars(tmp, groups, series, value, **variables):
+    """table.csv for plots/grouped_bars.gp: one row per group, one column per series.
+    groups: [(label, key)]; series: [(title, key)]; value(group key, series key): a
+    number or None (no bar). A series without a single value is left out. Returns
+    the script's variables: the ones given, defaults for the rest, and ymin/ymax
+    from the values (room above for the key and the numbers over the bars)."""
+    table = [[value(g, s) for _, s in series] for _, g in groups]
+    keep = [j for j in range(len(series)) if any(row[j] for row in table)]
+    if not keep:
+        raise Skip("no values to draw")
+    # gnuplot reads the header as plain comma-separated text: no commas in a title.
+    write_rows(tmp / "table.csv", [["group"] + [series[j][0].replace(",", ";") for j in keep]] +
+               [[label] + [row[j] if row[j] else "NaN" for j in keep] for (label, _), row in zip(groups, table)])
+    values = [row[j] for row in table for j in keep if row[j]]
+    logy = variables.get("logy", 0)
+    ref = variables.get("ref", 0)
+    top = max(values + [ref])
+    out = {"ref": 0, "ref_title": "", "library": 0, "valuefmt": "%.0f", "logy": 0,
+           "ymin": min(values + ([ref] if ref else [])) / 3 if logy else 0, "ymax": top * 30 if logy else top * 1.35}
+    out.update(variables)
+    library = variables.get("library", 0)
+    out["library"] = keep.index(library - 1) + 1 if library and library - 1 in keep else 0
+    out.update(ngroups=len(groups), nseries=len(keep))
+    return out
+
+
+def copy_line(d, recs):
+    copy = d.copy_gbps(recs)
+    return {"ref": copy, "ref_title": f"device-to-device copy, measured: {copy:.0f} GB/s"} if copy else {}
+
+
+def same_work(a, b):
+    """Two records of the same operation on the same data: their GB/s and GFLOP/s compare."""
+    return a.get("bytes") == b.get("bytes") and a.get("flops", 0) == b.get("flops", 0)
+
+
+def baseline_name(recs):
+    """The library baseline most records of these were measured against ('' none)."""
+    names = [r["baseline"] for r in recs if r.get("baseline")]
+    return max(set(names), key=names.count) if names else ""
+
+
+def size_key(r):
+    return tuple(sorted(r["size"].items()))
+
+
+# ---- one function per plot (wave 2) --------------------------------------------------------
+
+def transpose_bandwidth(d, tmp):
+    """Lab 21: GB/s of every transpose and of cublasSgeam at each size, under the copy."""
+    recs = d.lab("21_transpose")
+    base = baseline_variants(recs)
+    sizes = sorted({size_key(r) for r in recs}, key=lambda s: size_product({"size": dict(s)}))
+    variants = [v for v in variants_in_order(recs) if v not in base] + [v for v in variants_in_order(recs) if v in base]
+    gbps = {(size_key(r), r["variant"]): r.get("gbps") for r in recs}
+    label = {v: f"{v} (cuBLAS: the library)" if v in base else v for v in variants}
+    return grouped_bars(tmp, [(f"{dict(s)['rows']} x {dict(s)['cols']} floats", s) for s in sizes],
+                        [(label[v], v) for v in variants], lambda s, v: gbps.get((s, v)),
+                        plot_title=f"Transpose (lab 21): bandwidth by size, {d.gpu}",
+                        y_label="GB/s  (matrix read once and written once / median time)",
+                        library=len(variants) if variants[-1] in base else 0, **copy_line(d, recs))
+
+
+def stencil_pct_of_copy(d, tmp):
+    """Lab 22: % of the copy bandwidth of each stencil version, 2D (5-point) and 3D
+    (7-point), each at its largest grid."""
+    recs = [r for r in d.lab("22_stencil") if r.get("ceiling") == COPY and r.get("pct_of_ceiling")]
+    groups = []
+    for dims, suffix in ((2, "_2d"), (3, "_3d")):
+        mine = [r for r in recs if (r["size"].get("nz", 1) > 1) == (dims == 3)]
+        if mine:
+            s = largest(mine)[0]["size"]
+            grid = f"{s['nx']} x {s['ny']}" + (f" x {s['nz']}" if dims == 3 else "")
+            groups.append((f"{dims}D {5 if dims == 2 else 7}-point, {grid}", (dims, size_key(largest(mine)[0]))))
+    # naive_2d and naive_3d are one idea: one bar colour, the dimension is the group.
+    def idea(v):
+        return v[:-3] if v.endswith(("_2d", "_3d")) else v
+    ideas = list(dict.fromkeys(idea(r["variant"]) for r in recs))
+    pct = {(size_key(r), idea(r["variant"])): r["pct_of_ceiling"] for r in recs}
+    steps = next((r["extra"]["steps"] for r in recs if r.get("extra", {}).get("steps")), 0)
+    return grouped_bars(tmp, groups, [(v, v) for v in ideas], lambda g, v: pct.get((g[1], v)),
+                        plot_title=f"Stencil (lab 22): % of the copy bandwidth" + (f", {steps:g} steps" if steps else "") +
+                        f", {d.gpu}", y_label="% of device-to-device copy (same run)",
+                        ref=100, ref_title=f"device-to-device copy, measured: {d.copy_gbps(recs):.0f} GB/s = 100%")
+
+
+def unified_memory_strategies(d, tmp):
+    """Lab 23: effective GB/s end to end of each memory strategy, for the vector add
+    and the stencil. No line: explicit copies are the bar the others are judged by."""
+    recs = d.lab("23_unified_memory")
+    ops = [("vector add", "_add"), ("stencil", "_stencil")]
+    def strategy(v):
+        return next((v[:-len(sfx)] for _, sfx in ops if v.endswith(sfx)), v)
+    strategies = list(dict.fromkeys(strategy(r["variant"]) for r in recs))
+    gbps = {(strategy(r["variant"]), sfx): r.get("gbps") for r in largest(recs) for _, sfx in ops if r["variant"].endswith(sfx)}
+    s = largest(recs)[0]["size"]
+    return grouped_bars(tmp, [(f"{name} ({'n = ' + count_text(s['n']) if sfx == '_add' else str(s['nx']) + ' x ' + str(s['ny'])})", sfx)
+                              for name, sfx in ops],
+                        [(v, v) for v in strategies], lambda sfx, v: gbps.get((v, sfx)),
+                        plot_title=f"Unified memory (lab 23): effective bandwidth end to end per strategy, {d.gpu}",
+                        y_label="effective GB/s  (the operation's bytes / median time, transfers included)",
+                        valuefmt="%.1f")
+
+
+def histogram_vs_cub(d, tmp):
+    """Lab 24: each histogram kernel as x CUB in the same run, at the largest n, on
+    uniform input (every bin) and on one-bin input (every atomic on one address)."""
+    recs = [r for r in d.lab("24_histogram") if r["size"].get("n")]
+    recs = [r for r in recs if r["size"]["n"] == max(x["size"]["n"] for x in recs)]  # every input at the largest n
+    measured = [r for r in recs if r.get("baseline") and r.get("vs_baseline")]
+    if not measured:
+        raise Skip("no histogram record measured against CUB")
+    def kind(size):
+        return "uniform" if size["spread"] == size["bins"] else "one bin" if size["spread"] == 1 else f"{size['spread']} bins hit"
+    inputs = sorted({size_key(r) for r in measured}, key=lambda s: (dict(s)["bins"], -dict(s)["spread"]))
+    ratio = {(size_key(r), r["variant"]): r["vs_baseline"] for r in measured}
+    base = baseline_name(measured)
+    return grouped_bars(tmp, [(f"{dict(s)['bins']} bins, {kind(dict(s))}", s) for s in inputs],
+                        [(v, v) for v in variants_in_order(measured)], lambda s, v: ratio.get((s, v)),
+                        plot_title=f"Histogram (lab 24): speed as x {base} (the library) in the same run, n = {count_text(recs[0]['size']['n'])} "
+                                   f"samples, {d.gpu}",
+                        y_label=f"x {base}  (time of {base} / time of the kernel, log scale)", logy=1, valuefmt="%.2g",
+                        ref=1, ref_title=f"{base} (the library) = 1x")
+
+
+def scan_bandwidth(d, tmp):
+    """Lab 25: GB/s of each scan and of CUB's against n, under the copy bandwidth.
+    Only versions that do the scan's work (same bytes as CUB's): not the
+    compaction built on it."""
+    recs = d.lab("25_scan")
+    base = baseline_variants(recs)
+    cub = {size_key(r): r for r in recs if r["variant"] in base}
+    scans = [r for r in recs if size_key(r) in cub and same_work(r, cub[size_key(r)])]
+    order = [v for v in variants_in_order(scans) if v not in base] + [v for v in variants_in_order(scans) if v in base]
+    n = write_series(tmp, [(f"{v} (the library)" if v in base else v, [r for r in scans if r["variant"] == v]) for v in order],
+                     lambda r: r["size"]["n"], lambda r: r.get("gbps"))
+    per = next(iter(cub.values()))
+    kind = per.get("extra", {})
+    what = f"{'exclusive' if kind.get('exclusive') else 'inclusive'} sum of {'ints' if kind.get('int') else 'floats'}"
+    return {"nseries": n, "library": n if order[-1] in base else 0, "keypos": "top left", "ymin": 0, "ref": 0, "ref_title": "",
+            "ymax": 1.6 * max([d.copy_gbps(recs)] + [r["gbps"] for r in scans if r.get("gbps")]),
+            "plot_title": f"Scan (lab 25): bandwidth vs n, {what}, {d.gpu}",
+            "x_label": "elements n (log scale)",
+            "y_label": f"GB/s  ({per['bytes'] / per['size']['n']:g} bytes per element / median time)", **copy_line(d, recs)}
+
+
+def cooperative_groups_vs_cub(d, tmp):
+    """Lab 26: each reduction as x CUB against n: at 2^16 the time is launches (one
+    grid.sync() instead of a second launch pays), at 2^28 it is DRAM (all equal).
+    select_positive is a compaction, not a sum (other work): left out."""
+    recs = d.lab("26_cooperative_groups")
+    base = baseline_variants(recs)
+    cub = {size_key(r): r for r in recs if r["variant"] in base}
+    sums = [r for r in recs if r["variant"] not in base and size_key(r) in cub and same_work(r, cub[size_key(r)])
+            and r.get("vs_baseline")]
+    n = write_series(tmp, [(v, [r for r in sums if r["variant"] == v]) for v in variants_in_order(sums)],
+                     lambda r: r["size"]["n"], lambda r: r["vs_baseline"])
+    name = baseline_name(sums)
+    return {"nseries": n, "library": 0, "keypos": "top right", "ymin": 0,
+            "ymax": 1.35 * max([1] + [r["vs_baseline"] for r in sums]),
+            "plot_title": f"Cooperative groups (lab 26): sum of n floats, speed as x {name} (the library) in the same run, {d.gpu}",
+            "x_label": "elements n (log scale)", "y_label": f"x {name}  (time of {name} / time of the kernel)",
+            "ref": 1, "ref_title": f"{name} (the library) = 1x"}
+
+
+def monte_carlo_rates(d, tmp):
+    """Lab 27: samples per second of the cuRAND host API (generate into DRAM, then
+    reduce) and of the fused kernels (Philox in registers), per estimator and size."""
+    recs = d.lab("27_monte_carlo")
+    def samples(r):
+        return r.get("extra", {}).get("samples") or r["size"].get("samples") or r["size"].get("paths")
+    paths = [r for r in recs if r["variant"].endswith(("_host_api", "_fused")) and samples(r)]
+    if not paths:
+        raise Skip("no host-API or fused records")
+    rate = {(r["variant"].split("_")[0], samples(r), r["variant"].split("_", 1)[1]): samples(r) / r["median_ms"] / 1e6
+            for r in paths}
+    groups = sorted({k[:2] for k in rate}, key=lambda k: (k[0] != "pi", k[1]))
+    words = {"pi": ("pi", "samples"), "option": ("call option", "paths")}
+    return grouped_bars(tmp, [(f"{words.get(e, (e, 'samples'))[0]}, {count_text(int(n))} {words.get(e, (e, 'samples'))[1]}", (e, n))
+                              for e, n in groups],
+                        [("cuRAND host API: generate into DRAM then reduce (the library)", "host_api"),
+                         ("fused: Philox states in registers (no buffer)", "fused")],
+                        lambda g, v: rate.get(g + (v,)),
+                        plot_title=f"Monte Carlo (lab 27): random numbers made where they are used, {d.gpu}",
+                        y_label="G samples (paths) per second  (samples / median time)", library=1)
+
+
+QUANT = re.compile(r"^(q\d+_\d+)_(.+)$")
+
+
+def llm_decode_matvec(d, tmp):
+    """Lab 29: % of the copy bandwidth of each quantised matrix-vector kernel, per
+    format and shape, at the largest shapes (the weights stream from DRAM once)."""
+    recs = [r for r in d.lab("29_llm_decode") if QUANT.match(r["variant"]) and r.get("pct_of_ceiling")
+            and r.get("ceiling") == COPY]
+    if not recs:
+        raise Skip("no matvec records")
+    area = max(r["size"]["rows"] * r["size"]["cols"] for r in recs)  # every format at the largest matrix
+    top = [r for r in recs if r["size"]["rows"] * r["size"]["cols"] == area]
+    groups = sorted({(QUANT.match(r["variant"])[1], r["size"]["rows"], r["size"]["cols"]) for r in top},
+                    key=lambda g: (-int(g[0][1:].split("_")[0]), g[1]))
+    kernels = list(dict.fromkeys(QUANT.match(v)[2] for v in variants_in_order(top)))
+    base = {QUANT.match(v)[2] for v in baseline_variants(top)}
+    kernels = [k for k in kernels if k in base] + [k for k in kernels if k not in base]
+    pct = {(QUANT.match(r["variant"])[1], r["size"]["rows"], r["size"]["cols"], QUANT.match(r["variant"])[2]): r["pct_of_ceiling"]
+           for r in top}
+    return grouped_bars(tmp, [(f"{f} {rows} x {cols}", (f, rows, cols)) for f, rows, cols in groups],
+                        [(f"{k} (cuBLAS after dequantising)" if k in base else k, k) for k in kernels],
+                        lambda g, k: pct.get(g + (k,)),
+                        plot_title=f"LLM decode (lab 29): quantised matrix-vector kernels, % of the copy bandwidth, {d.gpu}",
+                        y_label="% of device-to-device copy (same run)",
+                        library=1 if kernels and kernels[0] in base else 0,
+                        ref=100, ref_title=f"device-to-device copy, measured: {d.copy_gbps(top):.0f} GB/s = 100%")
+
+
+def llm_decode_graph(d, tmp):
+    """Lab 29: the time of one decode step launched kernel by kernel (eager) and as
+    one CUDA graph, with the eager step's kernels back to back (no_gap_ms) as the floor
+    that removing launch gaps can reach."""
+    recs = [r for r in d.lab("29_llm_decode") if r["variant"] in ("decode_eager", "decode_graph")]
+    if not recs:
+        raise Skip("no decode_eager / decode_graph records")
+    shapes = sorted({size_key(r) for r in recs}, key=lambda s: -size_product({"size": dict(s)}))
+    ms = {(size_key(r), r["variant"]): r["median_ms"] for r in recs}
+    ms.update({(size_key(r), "no_gap"): r["no_gap_ms"] for r in recs if r["variant"] == "decode_eager" and r.get("no_gap_ms")})
+    launches = next((r["extra"]["launches"] for r in recs if r.get("extra", {}).get("launches")), 0)
+    def group(s):
+        bits = next((r["extra"].get("format_bits") for r in recs if size_key(r) == s and r.get("extra")), None)
+        return ", ".join(f"{k} {v}" for k, v in s) + (f", q{bits:g}_0 weights" if bits else "")
+    return grouped_bars(tmp, [(group(s), s) for s in shapes],
+                        [("eager: one launch per kernel", "decode_eager"), ("one CUDA graph", "decode_graph"),
+                         ("eager kernels back to back (no_gap_ms): no launch gaps at all", "no_gap")],
+                        lambda s, v: ms.get((s, v)), valuefmt="%.3f",
+                        plot_title="LLM decode (lab 29): one decode step" + (f" ({launches:g} kernels)" if launches else "") +
+                                   f", eager vs CUDA graph, {d.gpu}",
+                        y_label="median ms per decode step")
+
+
+def tuning_heatmap(variant):
+    """Lab 28: the heat map of `variant`'s sweep over block x blocks per SM (tools/tune.py)."""
+    def make(d, tmp):
+        try:
+            return tune.tuning_heatmap(d, tmp, "28_tuning", variant)
+        except tune.NoSweep as why:
+            raise Skip(f"{why} (make tune LAB=28 writes them to build/tune/28_tuning.jsonl)") from None
+    return make
+
+
+def tensor_core_ladder(d, tmp):
+    """Lab 30: each tensor-core GEMM step as x cuBLAS in the same run, at the largest
+    shape all steps ran (each at its largest where they share none)."""
+    recs = d.lab("30_tensor_core_gemm")
+    base = baseline_variants(recs)
+    measured = [r for r in recs if r["variant"] not in base and r.get("vs_baseline")]
+    if not measured:
+        raise Skip("no step measured against cuBLAS")
+    variants = variants_in_order(measured)
+    shared = set.intersection(*({size_key(r) for r in measured if r["variant"] == v} for v in variants))
+    if shared:
+        size = max(shared, key=lambda s: size_product({"size": dict(s)}))
+        picked = [next(r for r in measured if r["variant"] == v and size_key(r) == size) for v in variants]
+    else:
+        size, picked = None, [largest([r for r in measured if r["variant"] == v])[0] for v in variants]
+    main = baseline_name(picked)
+    bars = [[r["variant"] + ("" if r["baseline"] == main else f" (vs {r['baseline']})") +
+             ("" if size else f" at {shape_text(r['size'])}"), r["vs_baseline"]] for r in picked]
+    write_rows(tmp / "bars.csv", bars)
+    return {"nbars": len(bars), "ymax": 1.25 * max([1] + [b[1] for b in bars]),
+            "size_note": f"{shape_text(dict(size))} (M x N x K)" if size else "each step at its largest shape",
+            "blas_note": f"{main} (the library, same run) = 1x"}
+
+
+def gpus_text(recs):
+    gpus = max((r.get("extra", {}).get("gpus", 0) for r in recs), default=0)
+    name = next((r["gpu"] for r in recs if r.get("gpu")), "unknown GPU")
+    return f"{int(gpus)} x {name}" if gpus else name
+
+
+def peer_matrix(d, tmp):
+    """Lab 32: copy-engine GB/s between every ordered pair of GPUs, one direction and
+    both at once, at the largest buffer."""
+    one = [r for r in d.lab("32_multi_gpu") if r["variant"] == "peer_copy" and {"src", "dst"} <= set(r["size"])]
+    both = [r for r in d.lab("32_multi_gpu") if r["variant"] == "peer_copy_bidir" and {"gpu_a", "gpu_b"} <= set(r["size"])]
+    if not one or not both:
+        raise Skip("no peer_copy and peer_copy_bidir records of every pair")
+    top = max(r["size"]["bytes"] for r in one)
+    one = [r for r in one if r["size"]["bytes"] == top]
+    both = [r for r in both if r["size"]["bytes"] == top]
+    ids = sorted({r["size"][k] for r in one for k in ("src", "dst")})
+    write_rows(tmp / "one_way.csv", [[ids.index(r["size"]["dst"]), ids.index(r["size"]["src"]), r["gbps"]] for r in one])
+    cells = [[ids.index(r["size"][x]), ids.index(r["size"][y]), r["gbps"]]
+             for r in both if r["size"]["gpu_a"] in ids and r["size"]["gpu_b"] in ids
+             for x, y in (("gpu_b", "gpu_a"), ("gpu_a", "gpu_b"))]
+    if not cells:
+        raise Skip("no peer_copy_bidir record of the GPUs peer_copy measured")
+    write_rows(tmp / "both_ways.csv", cells)
+    return {"nx": len(ids), "xtics_list": ", ".join(f'"{g}" {i}' for i, g in enumerate(ids)),
+            "size_note": f"{top / 2**20:g} MiB per copy", "gpu": gpus_text(one)}
+
+
+def allreduce_busbw(d, tmp):
+    """Lab 32: all-reduce bus bandwidth (nccl-tests: algbw x 2(G-1)/G, comparable to
+    one link's bandwidth) against the buffer size, the hand-written ones vs NCCL."""
+    recs = d.lab("32_multi_gpu")
+    runs = [r for r in recs if r["variant"].startswith(("allreduce_", "nccl_allreduce")) and r.get("gbps")]
+    def busbw(r):
+        e = r.get("extra", {})
+        factor = e.get("busbw_factor") or (2 * (e["gpus"] - 1) / e["gpus"] if e.get("gpus") else 0)
+        return r["gbps"] * factor if factor else None
+    base = baseline_variants(recs)
+    order = [v for v in variants_in_order(runs) if v not in base] + [v for v in variants_in_order(runs) if v in base]
+    n = write_series(tmp, [(f"{v} (the library)" if v in base else v, [r for r in runs if r["variant"] == v]) for v in order],
+                     lambda r: r["size"]["bytes"], busbw)
+    copies = [r for r in recs if r["variant"] == "peer_copy" and r.get("gbps")]
+    top = max((r["size"]["bytes"] for r in copies), default=0)  # not largest(): a GPU id of 0 zeroes the size product
+    link = statistics.median(r["gbps"] for r in copies if r["size"]["bytes"] == top) if copies else 0
+    values = [busbw(r) for r in runs if busbw(r)]
+    return {"nseries": n, "library": n if order and order[-1] in base else 0, "keypos": "top left", "ymin": 0,
+            "ymax": 1.3 * max(values + [link]),
+            "plot_title": f"All-reduce (lab 32): bus bandwidth vs buffer size, float sum, {gpus_text(runs)}",
+            "x_label": "bytes per GPU (log scale)", "y_label": "bus bandwidth, GB/s  (bytes / time x 2(G-1)/G)",
+            "ref": link, "ref_title": f"one-way peer copy at its largest buffer, measured: {link:.0f} GB/s" if link else "",
+            "gpu": gpus_text(runs)}
+
+
 # (name, script, the labs it draws, data function)
 PLOTS = [
     ("vector_add_bandwidth", "vector_add_bandwidth.gp", "02", vector_add_bandwidth),
@@ -370,6 +720,20 @@ PLOTS = [
     ("streams_timeline", "streams_timeline.gp", "08", None),
     ("softmax_bandwidth", "softmax_bandwidth.gp", "12", softmax_bandwidth),
     ("attention_time", "attention_time.gp", "15 16", attention_time),
+    ("transpose_bandwidth", "grouped_bars.gp", "21", transpose_bandwidth),
+    ("stencil_pct_of_copy", "grouped_bars.gp", "22", stencil_pct_of_copy),
+    ("unified_memory_strategies", "grouped_bars.gp", "23", unified_memory_strategies),
+    ("histogram_vs_cub", "grouped_bars.gp", "24", histogram_vs_cub),
+    ("scan_bandwidth", "lines_vs_size.gp", "25", scan_bandwidth),
+    ("cooperative_groups_vs_cub", "lines_vs_size.gp", "26", cooperative_groups_vs_cub),
+    ("monte_carlo_rates", "grouped_bars.gp", "27", monte_carlo_rates),
+    ("tuning_heatmap_saxpy", "tuning_heatmap.gp", "28", tuning_heatmap("saxpy_grid_stride")),
+    ("tuning_heatmap_horner", "tuning_heatmap.gp", "28", tuning_heatmap("horner_grid_stride")),
+    ("llm_decode_matvec", "grouped_bars.gp", "29", llm_decode_matvec),
+    ("llm_decode_graph", "grouped_bars.gp", "29", llm_decode_graph),
+    ("tensor_core_ladder", "tensor_core_ladder.gp", "30", tensor_core_ladder),
+    ("peer_matrix", "peer_matrix.gp", "32", peer_matrix),
+    ("allreduce_busbw", "lines_vs_size.gp", "32", allreduce_busbw),
     ("roofline", "roofline.gp", "all", roofline),
 ]
 
@@ -428,7 +792,8 @@ def draw_all(records, timeline, out, only):
                     error = render(name, script, out, lambda fmt, target: {"datafile": timeline, "outfile": target})
                 else:
                     variables = make(d, Path(tmp))
-                    variables.update(dir=tmp, gpu=d.gpu, pngterm=pngterm)
+                    variables.setdefault("gpu", d.gpu)  # lab 32's plots name their own (results/h200x2/)
+                    variables.update(dir=tmp, pngterm=pngterm)
                     error = render(name, script, out, lambda fmt, target: {**variables, "fmt": fmt, "out": target})
             except Skip as why:
                 print(f"  {name:<26} skipped (labs {labs}): {why}")
@@ -445,10 +810,11 @@ def draw_all(records, timeline, out, only):
 def main():
     parser = argparse.ArgumentParser(description="Draw the course's plots from recorded results (gnuplot).",
                                      epilog="Exit codes: 0 drawn, 1 gnuplot failed, 2 bad usage, 77 no records.")
-    parser.add_argument("--records", type=Path, default=ROOT / "results" / "h100" / "records.jsonl",
-                        help="the records (default: results/h100/records.jsonl)")
+    parser.add_argument("--records", type=Path, action="append",
+                        help="a records file (repeatable; default: results/h100/records.jsonl, and "
+                             "results/h200x2/records.jsonl for lab 32 where it exists); the first names the main GPU")
     parser.add_argument("--timeline", type=Path,
-                        help="lab 08's timeline CSV (default: 08_streams_timeline.csv beside the records)")
+                        help="lab 08's timeline CSV (default: 08_streams_timeline.csv beside the first records)")
     parser.add_argument("--out", type=Path, help="where the PNG and SVG go (default: docs/plots; --check: a temp folder)")
     parser.add_argument("--only", action="append", help="draw only this plot (repeatable): " + ", ".join(p[0] for p in PLOTS))
     parser.add_argument("--check", action="store_true",
@@ -460,21 +826,25 @@ def main():
     if not shutil.which("gnuplot"):
         print("make_plots: gnuplot not found: install it with  sudo apt-get install gnuplot-nox  (or: make deps)")
         return 77 if args.check else 2  # the plots test skips on a machine without gnuplot (the GPU machine)
-    if not args.records.is_file() or args.records.stat().st_size == 0:
-        print(f"make_plots: skipped: no records in {args.records} yet (a GPU run writes them: see docs/instructor-guide.md)")
+    paths = args.records or [ROOT / "results" / "h100" / "records.jsonl"] + \
+        [p for p in [ROOT / "results" / "h200x2" / "records.jsonl"] if p.is_file()]
+    if not paths[0].is_file() or paths[0].stat().st_size == 0:
+        print(f"make_plots: skipped: no records in {paths[0]} yet (a GPU run writes them: see docs/instructor-guide.md)")
         return 77
-    try:
-        with open(args.records) as f:
-            records = [json.loads(line) for line in f if line.strip()]
-    except (OSError, json.JSONDecodeError) as e:
-        print(f"make_plots: cannot read {args.records}: {e}")
-        return 2
-    timeline = args.timeline or args.records.parent / "08_streams_timeline.csv"
+    records = []
+    for path in paths:
+        try:
+            with open(path) as f:
+                records += [json.loads(line) for line in f if line.strip()]
+        except (OSError, json.JSONDecodeError) as e:
+            print(f"make_plots: cannot read {path}: {e}")
+            return 2
+    timeline = args.timeline or paths[0].parent / "08_streams_timeline.csv"
 
     with tempfile.TemporaryDirectory(prefix="cudalabs-plots-check-") as scratch:
         out = args.out or (Path(scratch) if args.check else ROOT / "docs" / "plots")
         out.mkdir(parents=True, exist_ok=True)
-        print(f"plots from {args.records} ({len(records)} records):")
+        print(f"plots from {', '.join(map(str, paths))} ({len(records)} records):")
         drawn, failed = draw_all(records, timeline, out, args.only)
     print(f"{drawn} drawn, {failed} failed")
     if failed:

@@ -139,9 +139,16 @@ def tuning_heatmap(d, tmp, lab="28_tuning", variant="saxpy_grid_stride"):
         """A gnuplot tic list: '"64" 0, "128" 1, ...' (0 named zero_name when given)."""
         return ", ".join(f'"{zero_name if v == 0 and zero_name else v}" {i}' for i, v in enumerate(values))
 
+    # What the top of the scale is, measured in the same run: the copy bandwidth
+    # (GB/s maps) or the FP32 peak the lab reports (GFLOP/s maps).
+    if flops:
+        top = next((f"FP32 peak {r['peak_gflops']:.0f} GFLOP/s" for r in records if r.get("peak_gflops")), "")
+    else:
+        top = next((f"copy, measured: {r['ceiling_value']:.0f} GB/s" for r in records
+                    if r.get("ceiling") == "d2d_copy_gbps" and r.get("ceiling_value")), "")
     return {"nx": len(xs), "ny": len(ys), "xtics_list": tics(xs), "ytics_list": tics(ys, "max"),
             "unit": "GFLOP/s" if flops else "GB/s",
-            "what": f"{lab} {variant}, {size}: {'GFLOP/s' if flops else 'GB/s'} by launch shape"}
+            "what": f"{lab} {variant}, {size}: {'GFLOP/s' if flops else 'GB/s'} by launch shape" + (f" ({top})" if top else "")}
 
 
 def draw_heatmaps(records, out):

@@ -21,6 +21,16 @@
 
 namespace cudalabs {
 
+const char* to_string(GemmInputs t) {
+  switch (t) {
+    case GemmInputs::fp32: return "fp32";
+    case GemmInputs::fp16: return "fp16";
+    case GemmInputs::bf16: return "bf16";
+    case GemmInputs::tf32: return "tf32";
+  }
+  return "?";
+}
+
 void check_cublas(cublasStatus_t status, const char* expr, const char* file, int line) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
   throw CudaError(std::string("cuBLAS error: ") + expr + "\n  at " + file + ":" + std::to_string(line) + "\n  " +
@@ -43,16 +53,27 @@ constexpr double round_ms = 1.0;
 constexpr int max_reps = 64;
 constexpr int rounds = 5;
 
-// One product as sgemm()/sgemm_batched() received it. Row-major throughout.
+// One product as sgemm()/sgemm_batched()/gemm() received it. Row-major throughout.
 struct GemmCall {
-  const float* a;
-  const float* b;
+  const void* a;  // floats, or the 16-bit elements of `inputs`
+  const void* b;
   const void* c;  // only its alignment is read before the product runs
   int m, n, k, batch;
   long long stride_a, stride_b, stride_c;
   float alpha, beta;
   bool b_transposed;
+  GemmInputs inputs = GemmInputs::fp32;
 };
+
+// How cuBLAS is told about a GemmCall's inputs: the element type of A and B,
+// and the compute type. C is always CUDA_R_32F, alpha and beta floats.
+cudaDataType_t input_type(GemmInputs t) {
+  return t == GemmInputs::fp16 ? CUDA_R_16F : t == GemmInputs::bf16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+cublasComputeType_t compute_type(GemmInputs t) {
+  return t == GemmInputs::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+const char* classic_name(GemmInputs t) { return t == GemmInputs::fp32 ? "cublasSgemm" : "cublasGemmEx"; }
 
 // The largest power of two up to 256 (what cudaMalloc gives) that divides the
 // address: cuBLASLt's algorithms each need some minimum, and a pointer into
@@ -67,7 +88,7 @@ std::uint32_t alignment_of(const void* p) {
 // What an algorithm choice depends on. alpha and beta by their bits: beta = 0
 // means C is never read, which changes the kernels on offer.
 using ShapeKey = std::tuple<int, int, int, int, long long, long long, long long, bool, std::uint32_t, std::uint32_t,
-                            std::uint32_t, std::uint32_t, std::uint32_t>;
+                            std::uint32_t, std::uint32_t, std::uint32_t, int>;
 
 ShapeKey key_of(const GemmCall& g) {
   const bool batched = g.batch > 1;
@@ -83,7 +104,8 @@ ShapeKey key_of(const GemmCall& g) {
           std::bit_cast<std::uint32_t>(g.beta),
           alignment_of(g.a),
           alignment_of(g.b),
-          alignment_of(g.c)};
+          alignment_of(g.c),
+          static_cast<int>(g.inputs)};
 }
 
 template <auto Destroy>
@@ -99,9 +121,10 @@ using MatrixLayout =
 using Preference =
     std::unique_ptr<std::remove_pointer_t<cublasLtMatmulPreference_t>, LtDeleter<&cublasLtMatmulPreferenceDestroy>>;
 
-MatrixLayout layout(std::uint64_t rows, std::uint64_t cols, std::int64_t ld, int batch, long long stride) {
+MatrixLayout layout(cudaDataType_t type, std::uint64_t rows, std::uint64_t cols, std::int64_t ld, int batch,
+                    long long stride) {
   cublasLtMatrixLayout_t l = nullptr;
-  CUDALABS_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&l, CUDA_R_32F, rows, cols, ld));
+  CUDALABS_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&l, type, rows, cols, ld));
   MatrixLayout owned(l);
   if (batch > 1) {
     const std::int32_t count = batch;
@@ -142,6 +165,7 @@ struct Choice {
   std::string description;
   int m = 0, n = 0, k = 0, batch = 1;
   bool b_transposed = false;
+  GemmInputs inputs = GemmInputs::fp32;
 };
 
 }  // namespace
@@ -181,10 +205,28 @@ cublasStatus_t run_classic(cublasHandle_t h, const GemmCall& g, float* out, cuda
   if (const cublasStatus_t st = cublasSetStream(h, stream); st != CUBLAS_STATUS_SUCCESS) return st;
   const cublasOperation_t op_b = g.b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int ldb = g.b_transposed ? g.k : g.n;
-  if (g.batch == 1)
-    return cublasSgemm(h, op_b, CUBLAS_OP_N, g.n, g.m, g.k, &g.alpha, g.b, ldb, g.a, g.k, &g.beta, out, g.n);
-  return cublasSgemmStridedBatched(h, op_b, CUBLAS_OP_N, g.n, g.m, g.k, &g.alpha, g.b, ldb, g.stride_b, g.a, g.k,
-                                   g.stride_a, &g.beta, out, g.n, g.stride_c, g.batch);
+  if (g.inputs == GemmInputs::fp32) {
+    const auto* a = static_cast<const float*>(g.a);
+    const auto* b = static_cast<const float*>(g.b);
+    if (g.batch == 1)
+      return cublasSgemm(h, op_b, CUBLAS_OP_N, g.n, g.m, g.k, &g.alpha, b, ldb, a, g.k, &g.beta, out, g.n);
+    return cublasSgemmStridedBatched(h, op_b, CUBLAS_OP_N, g.n, g.m, g.k, &g.alpha, b, ldb, g.stride_b, a, g.k,
+                                     g.stride_a, &g.beta, out, g.n, g.stride_c, g.batch);
+  }
+  // The handle stays in CUBLAS_PEDANTIC_MATH for FP32 (no TF32 behind
+  // sgemm's back). A typed product names its compute type itself and runs in
+  // the default mode, the one in which cublasGemmEx uses the tensor cores.
+  if (const cublasStatus_t st = cublasSetMathMode(h, CUBLAS_DEFAULT_MATH); st != CUBLAS_STATUS_SUCCESS) return st;
+  const cudaDataType_t in = input_type(g.inputs);
+  const cublasStatus_t st =
+      g.batch == 1
+          ? cublasGemmEx(h, op_b, CUBLAS_OP_N, g.n, g.m, g.k, &g.alpha, g.b, in, ldb, g.a, in, g.k, &g.beta, out,
+                         CUDA_R_32F, g.n, compute_type(g.inputs), CUBLAS_GEMM_DEFAULT)
+          : cublasGemmStridedBatchedEx(h, op_b, CUBLAS_OP_N, g.n, g.m, g.k, &g.alpha, g.b, in, ldb, g.stride_b, g.a,
+                                       in, g.k, g.stride_a, &g.beta, out, CUDA_R_32F, g.n, g.stride_c, g.batch,
+                                       compute_type(g.inputs), CUBLAS_GEMM_DEFAULT);
+  const cublasStatus_t restored = cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH);
+  return st != CUBLAS_STATUS_SUCCESS ? st : restored;
 }
 
 std::string describe_lt(const cublasLtMatmulAlgo_t& algo) {
@@ -222,20 +264,25 @@ const Choice& Cublas::Tuner::choose(cublasHandle_t h, const GemmCall& g, cudaStr
 std::unique_ptr<Choice> Cublas::Tuner::search(cublasHandle_t h, const GemmCall& g, cudaStream_t stream) {
   auto choice = std::make_unique<Choice>();
   choice->m = g.m, choice->n = g.n, choice->k = g.k, choice->batch = g.batch, choice->b_transposed = g.b_transposed;
+  choice->inputs = g.inputs;
 
   // CUBLAS_COMPUTE_32F: FP32 products and sums. TF32 tensor cores come only with
   // CUBLAS_COMPUTE_32F_FAST_TF32 (cuBLASLt does not read the handle's math mode),
   // and a TF32 result would fail the labs' check: its inputs keep 10 mantissa
   // bits, a relative error of ~5e-4 per product against a tolerance of 2^-24·k.
+  // gemm() asks for it by name (GemmInputs::tf32); FP16/BF16 inputs with FP32
+  // compute run on the tensor cores, whose products of them are exact.
   cublasLtMatmulDesc_t op = nullptr;
-  CUDALABS_CHECK_CUBLAS(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  CUDALABS_CHECK_CUBLAS(cublasLtMatmulDescCreate(&op, compute_type(g.inputs), CUDA_R_32F));
   choice->op.reset(op);
   const cublasOperation_t trans_a = g.b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   CUDALABS_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof trans_a));
   // cuBLASLt's A = our B: column-major n×k (ld n), or k×n (ld k) used transposed.
-  choice->lt_a = g.b_transposed ? layout(g.k, g.n, g.k, g.batch, g.stride_b) : layout(g.n, g.k, g.n, g.batch, g.stride_b);
-  choice->lt_b = layout(g.k, g.m, g.k, g.batch, g.stride_a);  // our A: column-major k×m
-  choice->lt_c = layout(g.n, g.m, g.n, g.batch, g.stride_c);  // our C: column-major n×m
+  const cudaDataType_t in = input_type(g.inputs);
+  choice->lt_a = g.b_transposed ? layout(in, g.k, g.n, g.k, g.batch, g.stride_b)
+                                : layout(in, g.n, g.k, g.n, g.batch, g.stride_b);
+  choice->lt_b = layout(in, g.k, g.m, g.k, g.batch, g.stride_a);        // our A: column-major k×m
+  choice->lt_c = layout(CUDA_R_32F, g.n, g.m, g.n, g.batch, g.stride_c);  // our C: column-major n×m
 
   cublasLtMatmulPreference_t pref_raw = nullptr;
   CUDALABS_CHECK_CUBLAS(cublasLtMatmulPreferenceCreate(&pref_raw));
@@ -265,7 +312,7 @@ std::unique_ptr<Choice> Cublas::Tuner::search(cublasHandle_t h, const GemmCall& 
   DeviceBuffer<float> scratch(c_elements(g), "scratch C of the cuBLAS algorithm search");
   scratch.zero(stream);  // read when beta != 0: finite values, the same for every candidate
 
-  // Candidate 0 is the classic cublasSgemm, candidate i > 0 the heuristic's offer i - 1.
+  // Candidate 0 is the classic cublasSgemm (cublasGemmEx), candidate i > 0 the heuristic's offer i - 1.
   auto run = [&](int i) {
     if (i == 0) return run_classic(h, g, scratch.data(), stream);
     return run_lt(*choice, offered[static_cast<std::size_t>(i - 1)].algo, g, scratch.data(), stream);
@@ -305,7 +352,8 @@ std::unique_ptr<Choice> Cublas::Tuner::search(cublasHandle_t h, const GemmCall& 
   const double classic_ms = ms[0];
   const std::string offers = std::to_string(offered_count) + " algorithm" + (offered_count == 1 ? "" : "s");
   if (candidates[best] == 0) {
-    std::string d = "the classic cublasSgemm, faster than the " + offers + " the cuBLASLt heuristic offered";
+    std::string d = std::string("the classic ") + classic_name(g.inputs) + ", faster than the " + offers +
+                    " the cuBLASLt heuristic offered";
     if (candidates.size() > 1) {
       const double best_lt = *std::min_element(ms.begin() + 1, ms.end());
       d += " (the best of them: " + ratio(classic_ms / best_lt) + " the classic speed)";
@@ -320,7 +368,7 @@ std::unique_ptr<Choice> Cublas::Tuner::search(cublasHandle_t h, const GemmCall& 
     choice->algo = offered[static_cast<std::size_t>(candidates[best] - 1)].algo;
     choice->description = "cuBLASLt algorithm #" + std::to_string(candidates[best]) + " of the " + offers +
                           " its heuristic offered (" + describe_lt(choice->algo) + "): " +
-                          ratio(classic_ms / ms[best]) + " the speed of the classic cublasSgemm";
+                          ratio(classic_ms / ms[best]) + " the speed of the classic " + classic_name(g.inputs);
   }
   return choice;
 }
@@ -353,6 +401,16 @@ void Cublas::sgemm_batched(const float* a, const float* b, float* c, int m, int 
     CUDALABS_CHECK_CUBLAS(run_classic(h_, g, c, stream));
 }
 
+void Cublas::gemm(GemmInputs inputs, const void* a, const void* b, float* c, int m, int n, int k, cudaStream_t stream,
+                  bool b_transposed) const {
+  const GemmCall g{a, b, c, m, n, k, 1, 0, 0, 0, 1.0f, 0.0f, b_transposed, inputs};
+  const Choice& choice = tuner_->choose(h_, g, stream);
+  if (choice.lt)
+    CUDALABS_CHECK_CUBLAS(tuner_->run_lt(choice, choice.algo, g, c, stream));
+  else
+    CUDALABS_CHECK_CUBLAS(run_classic(h_, g, c, stream));
+}
+
 void Cublas::prepare_sgemm(const float* a, const float* b, const float* c, int m, int n, int k, cudaStream_t stream,
                            float alpha, float beta, bool b_transposed) const {
   prepare_sgemm_batched(a, b, c, m, n, k, 1, 0, 0, 0, stream, alpha, beta, b_transposed);
@@ -364,10 +422,23 @@ void Cublas::prepare_sgemm_batched(const float* a, const float* b, const float* 
   tuner_->choose(h_, {a, b, c, m, n, k, batch, stride_a, stride_b, stride_c, alpha, beta, b_transposed}, stream);
 }
 
+void Cublas::prepare_gemm(GemmInputs inputs, const void* a, const void* b, const float* c, int m, int n, int k,
+                          cudaStream_t stream, bool b_transposed) const {
+  tuner_->choose(h_, {a, b, c, m, n, k, 1, 0, 0, 0, 1.0f, 0.0f, b_transposed, inputs}, stream);
+}
+
 std::string Cublas::algorithm_of(int m, int n, int k, bool b_transposed, int batch) const {
   for (const auto& [key, choice] : tuner_->choices)
     if (choice->m == m && choice->n == n && choice->k == k && choice->b_transposed == b_transposed &&
-        choice->batch == batch)
+        choice->batch == batch && choice->inputs == GemmInputs::fp32)
+      return choice->description;
+  return "";
+}
+
+std::string Cublas::algorithm_of(GemmInputs inputs, int m, int n, int k, bool b_transposed) const {
+  for (const auto& [key, choice] : tuner_->choices)
+    if (choice->m == m && choice->n == n && choice->k == k && choice->b_transposed == b_transposed &&
+        choice->batch == 1 && choice->inputs == inputs)
       return choice->description;
   return "";
 }

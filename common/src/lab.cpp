@@ -73,7 +73,18 @@ CheckResult checked_run(const Measurement& m, cudaStream_t s, GpuWork* work) {
     CUDALABS_CHECK(cudaDeviceSynchronize());
     trace.start();
   }
-  m.run(s);
+  try {
+    m.run(s);
+  } catch (const NotImplemented&) {
+    // A starter kit's stub launcher: end the trace here, or CUPTI stays on and
+    // the next variant's trace counts this variant's neighbours' work.
+    if (work) {
+      trace.stop_api();
+      CUDALABS_CHECK(cudaDeviceSynchronize());
+      trace.stop();
+    }
+    throw;
+  }
   if (work) trace.stop_api();
   CUDALABS_CHECK(cudaDeviceSynchronize());
   if (work) *work = trace.stop();
@@ -101,11 +112,21 @@ const Record& Session::measure(const Measurement& m) {
 
   // 1. First run, traced: right, and computed by the GPU.
   const bool traced = m.expect == Expect::kernels && !host;
-  r.check = checked_run(m, s, traced ? &r.gpu_work : nullptr);
+  bool ok = true;
+  try {
+    r.check = checked_run(m, s, traced ? &r.gpu_work : nullptr);
+  } catch (const NotImplemented& e) {
+    // A wrong result like any other (exit 1), never a crash; tools/grade.py
+    // and tools/starter.py read the failure's first words.
+    r.failure = "not implemented yet: " + e.launcher + " is a starter-kit stub (write the kernel and its launcher)";
+    r.check.passed = false;
+    ok = false;
+  }
   if (!traced)
     r.gpu_work.not_traced_why = host ? "a CPU variant" : "host<->device copies are this variant's lesson (Expect::copies)";
-  bool ok = true;
-  if (const std::string problem = r.gpu_work.problem(); !problem.empty()) {
+  if (!ok) {
+    // not implemented: nothing ran, nothing to judge
+  } else if (const std::string problem = r.gpu_work.problem(); !problem.empty()) {
     r.failure = "GPU work: the variant " + problem;
     ok = false;
   } else if (!r.check.passed) {
@@ -351,6 +372,10 @@ int run_lab(int argc, char** argv, const LabSpec& spec, const std::function<void
   } catch (const CudaError& e) {
     std::fprintf(stderr, "%s: %s\n", spec.name.c_str(), e.what());
     return 3;
+  } catch (const NotImplemented& e) {
+    // A stub called outside Session::measure (a lab's own sweep or setup).
+    std::fprintf(stderr, "%s: FAILED: %s (a starter-kit stub: write it in the lab's kernel file)\n", spec.name.c_str(), e.what());
+    return 1;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "%s: error: the host ran out of memory for these sizes. Use a smaller --size.\n", spec.name.c_str());
     return 2;

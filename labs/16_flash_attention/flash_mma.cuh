@@ -40,6 +40,7 @@
 #include <cudalabs/math.hpp>
 
 #include "flash_common.cuh"
+#include "mma_fragments.cuh"
 
 inline constexpr int mma_tile_rows = 64;  // queries per block: 4 warps × 16
 inline constexpr int mma_tile_keys = 64;  // keys per tile
@@ -55,83 +56,11 @@ struct MmaSmem {
   static constexpr std::size_t bytes = 5 * tile * sizeof(T);  // Q, K ×2, V ×2: 46 KB (D=64), 87 KB (D=128)
 };
 
-// ---- PTX wrappers ----------------------------------------------------------------
-
-__device__ inline std::uint32_t smem_address(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// 16 bytes global -> shared without passing through registers. With
-// `valid` false nothing is read and the 16 bytes are zero-filled.
-__device__ inline void cp_async_16(void* dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(dst)), "l"(src), "r"(valid ? 16 : 0)
-               : "memory");
-}
-__device__ inline void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-// Waits until at most `Pending` of this thread's committed groups are still in flight.
-template <int Pending>
-__device__ inline void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
-}
-
-// Four 8×8 matrices of 16-bit elements; lanes 8i..8i+7 give the row
-// addresses of matrix i, and thread 4g+t receives row g, elements 2t, 2t+1 of
-// each (with .trans: column g, elements 2t, 2t+1 — the transpose).
-__device__ inline void ldmatrix_x4(std::uint32_t (&r)[4], const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_address(p)));
-}
-__device__ inline void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_address(p)));
-}
-
-// c[16×8] += a[16×16] · b[16×8], FP32 accumulate.
-template <typename T>
-__device__ inline void mma_16x8x16(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
-  if constexpr (std::is_same_v<T, __half>)
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  else
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-// Two floats rounded to nearest into one register, the lower column in the low half.
-template <typename T>
-__device__ inline std::uint32_t pack2(float lo, float hi) {
-  if constexpr (std::is_same_v<T, __half>) {
-    const __half2 h = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<const std::uint32_t*>(&h);
-  } else {
-    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<const std::uint32_t*>(&h);
-  }
-}
-
-// Rows [first, first + 64) of a [seq][D] matrix into a padded shared tile,
-// 16 bytes per cp.async (consecutive threads take consecutive 16-byte pieces of
-// a row: coalesced), zeros past the end — V's rows past the end must be 0, not
-// leftover bits: P is 0 there, but 0 · NaN is NaN.
+// Rows [first, first + 64) of a [seq][D] matrix into a padded shared tile.
 template <typename T, int D>
 __device__ inline void load_tile_async(T* dst, const T* __restrict__ src, int first, int seq) {
-  constexpr int chunks = D / 8;  // 16-byte pieces per row
-#pragma unroll
-  for (int it = 0; it < mma_tile_keys * chunks / mma_threads; ++it) {
-    const int f = it * mma_threads + static_cast<int>(threadIdx.x);
-    const int row = f / chunks, chunk = f % chunks;
-    const bool valid = first + row < seq;
-    const T* from = valid ? src + static_cast<std::int64_t>(first + row) * D + 8 * chunk : src;
-    cp_async_16(dst + row * MmaSmem<T, D>::ld + 8 * chunk, from, valid);
-  }
+  load_rows_async<mma_tile_keys, D, mma_threads>(dst, src, first, seq,
+                                                 [](int row, int chunk) { return row * MmaSmem<T, D>::ld + 8 * chunk; });
 }
 
 // ---- the kernel ------------------------------------------------------------------
@@ -209,43 +138,16 @@ __global__ void __launch_bounds__(mma_threads)
       }
 
     // Mask keys past the end and, causal, keys after the query: -inf.
-    if (kv0 + BC > seq || (causal && kv0 + BC - 1 > warp_row0))
-#pragma unroll
-      for (int nb = 0; nb < s_blocks; ++nb)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) {
-          const int key = kv0 + 8 * nb + 2 * t + (c & 1), row = warp_row0 + g + 8 * (c >> 1);
-          if (key >= seq || (causal && key > row)) s[nb][c] = -INFINITY;
-        }
+    mask_16rows(s, kv0, warp_row0, seq, causal);
 
-        // 2. Online softmax on the registers: c0,c1 belong to row g, c2,c3 to row g+8.
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float tile_max = -INFINITY;
-#pragma unroll
-      for (int nb = 0; nb < s_blocks; ++nb) tile_max = fmaxf(tile_max, fmaxf(s[nb][2 * r], s[nb][2 * r + 1]));
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));  // the quad 4g..4g+3 shares the row
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
-      const float m_new = fmaxf(m[r], tile_max);
-      const float m_scaled = m_new == -INFINITY ? 0.f : m_new * scale_log2;  // no -inf - -inf = NaN
-      const float alpha = exp2f(m[r] * scale_log2 - m_scaled);
-      float row_sum = 0.f;
-#pragma unroll
-      for (int nb = 0; nb < s_blocks; ++nb)
-#pragma unroll
-        for (int c = 2 * r; c < 2 * r + 2; ++c) row_sum += (s[nb][c] = exp2f(fmaf(s[nb][c], scale_log2, -m_scaled)));
-      l[r] = l[r] * alpha + row_sum;
-      m[r] = m_new;
-#pragma unroll
-      for (int ob = 0; ob < o_blocks; ++ob) o[ob][2 * r] *= alpha, o[ob][2 * r + 1] *= alpha;
-    }
+    // 2. Online softmax on the registers (mma_fragments.cuh).
+    online_softmax_16rows(s, o, m, l, scale_log2, [](float x) { return exp2f(x); });
 
     // 3. O += P · V, 16 keys (two S blocks = one A operand) per k-step.
 #pragma unroll
     for (int kk = 0; kk < BC / 16; ++kk) {
-      const std::uint32_t a[4] = {pack2<T>(s[2 * kk][0], s[2 * kk][1]), pack2<T>(s[2 * kk][2], s[2 * kk][3]),
-                                  pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                                  pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+      std::uint32_t a[4];
+      weights_as_a<T>(a, s, kk);
 #pragma unroll
       for (int ob = 0; ob < o_blocks; ob += 2) {
         std::uint32_t b[4];  // dims 8ob+0-7: keys +0-7, +8-15; dims 8ob+8-15: keys +0-7, +8-15
@@ -259,9 +161,7 @@ __global__ void __launch_bounds__(mma_threads)
 
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    float total = l[r];
-    total += __shfl_xor_sync(0xffffffffu, total, 1);
-    total += __shfl_xor_sync(0xffffffffu, total, 2);
+    const float total = quad_sum(l[r]);
     const int row = warp_row0 + g + 8 * r;
     if (row >= seq) continue;
     const float inv = 1.f / total;  // > 0: every row sees key 0

@@ -3,6 +3,7 @@
 // include path, which puts a graded submission's folder first (labs/meson.build).
 #include "kernels.hpp"
 
+#include <flash_fa2.cuh>
 #include <flash_fp32.cuh>
 #include <flash_mma.cuh>
 
@@ -44,6 +45,33 @@ cudalabs::KernelResources flash_fp16_resources(int dim) {
 }
 cudalabs::KernelResources flash_bf16_resources(int dim) {
   const KernelChoice kc = flash_mma_choice<__nv_bfloat16>(dim);
+  return cudalabs::kernel_resources(kc.kernel, kc.threads, kc.smem_bytes);
+}
+
+struct Fa2PlanState {
+  ::Fa2Plan plan;
+};
+
+Fa2Plan flash_fa2_plan(const AttentionShape& shape, int splits) {
+  return std::make_shared<Fa2PlanState>(Fa2PlanState{::flash_fa2_plan(shape, splits)});
+}
+int flash_fa2_splits(const Fa2Plan& plan) { return plan->plan.splits; }
+double flash_fa2_workspace_bytes(const Fa2Plan& plan) { return plan->plan.workspace_bytes(); }
+void flash_fa2(const __half* q, const __half* k, const __half* v, float* out, const AttentionShape& shape,
+               const Fa2Plan& plan, cudaStream_t stream) {
+  ::flash_fa2<__half>(q, k, v, out, shape, plan->plan, stream);
+}
+void flash_fa2(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, float* out,
+               const AttentionShape& shape, const Fa2Plan& plan, cudaStream_t stream) {
+  ::flash_fa2<__nv_bfloat16>(q, k, v, out, shape, plan->plan, stream);
+}
+std::size_t flash_fa2_smem_bytes(int dim) { return ::flash_fa2_smem_bytes<__half>(dim); }
+cudalabs::KernelResources flash_fa2_fp16_resources(int dim) {
+  const KernelChoice kc = flash_fa2_choice<__half>(dim);
+  return cudalabs::kernel_resources(kc.kernel, kc.threads, kc.smem_bytes);
+}
+cudalabs::KernelResources flash_fa2_bf16_resources(int dim) {
+  const KernelChoice kc = flash_fa2_choice<__nv_bfloat16>(dim);
   return cudalabs::kernel_resources(kc.kernel, kc.threads, kc.smem_bytes);
 }
 

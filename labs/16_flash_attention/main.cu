@@ -15,23 +15,29 @@
 //                  few query tiles the keys are split over several blocks (split-KV)
 //   flash_fp16     fused, tensor cores (mma.sync m16n8k16): FP16 Q, K, V, FP32 accumulate, FP32 O
 //   flash_bf16     flash_fp16 with BF16 inputs (same kernel template)
+//   flash2_fp16    FlashAttention-2's techniques (flash_fa2.cuh): 128 queries per block, 32 per
+//                  warp, swizzled shared memory, split-KV with a combine kernel for one head
+//   flash2_bf16    flash2_fp16 with BF16 inputs
 // --causal masks keys after the query (lab 15 has no mask: the baseline is
 // then not run, and FLOPs count only the N(N+1)/2 pairs computed).
+// --kv-splits N: flash2_*'s split count (0: its own choice), for measuring the choice.
 // --inputs large: Q and K 8 times larger, scores at which exp overflows unless
 // the running max is subtracted (flash_check.cuh).
 //
-// Kernels in flash_fp32.cuh, flash_mma.cuh and flash_common.cuh, called through
+// Kernels in flash_fp32.cuh, flash_mma.cuh, flash_fa2.cuh, mma_fragments.cuh and
+// flash_common.cuh, called through
 // kernels.hpp; the baselines and references are the course's copies of lab 15
 // and of flash_check.cuh, compiled here.
 //
 // Run: make run LAB=16    (seq = 512 ... 16384, dim = 64)
-//      make run LAB=16 ARGS="--seq 4096 --dim 128 --causal --variant flash_fp16"
+//      make run LAB=16 ARGS="--seq 4096 --dim 128 --causal --variant flash_fp16,flash2_fp16"
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <span>
@@ -67,7 +73,7 @@ using namespace course;
 namespace {
 
 const std::vector<std::string> fp32_variants = {"flash_fp32"};
-const std::vector<std::string> mma_variants = {"flash_fp16", "flash_bf16"};
+const std::vector<std::string> mma_variants = {"flash_fp16", "flash_bf16", "flash2_fp16", "flash2_bf16"};
 
 // The FP32 inputs of every variant, on the device, and one seed's draw of them.
 struct Inputs {
@@ -84,18 +90,28 @@ struct Inputs {
   }
 };
 
+// What differs between the tensor-core variants: the launcher (its plan bound
+// in), the kernel's resources, the record's extras.
+template <typename T>
+struct MmaKernel {
+  std::function<void(const T*, const T*, const T*, float*, cudaStream_t)> launch;
+  cudalabs::KernelResources resources;
+  std::map<std::string, double> extra;
+};
+
 // One tensor-core variant: its inputs converted once per draw (untimed) by the
 // course's kernel, its reference computed from the rounded values, measured.
 template <typename T>
 void measure_mma(cudalabs::Session& s, const std::string& name, const cudalabs::Point& point,
                  const AttentionShape& shape, Inputs& inputs, cudalabs::DeviceBuffer<float>& out,
-                 const GpuPipeline& pipeline, bool large, std::set<std::string>& skipped) {
+                 const GpuPipeline& pipeline, bool large, std::set<std::string>& skipped,
+                 const std::function<MmaKernel<T>()>& make_kernel, std::size_t smem) {
   constexpr bool bf16 = std::is_same_v<T, __nv_bfloat16>;
-  const std::size_t smem = bf16 ? lab16::flash_bf16_smem_bytes(shape.dim) : lab16::flash_fp16_smem_bytes(shape.dim);
   if (const std::string why = cannot_run(s.device(), true, smem); !why.empty()) {
     skipped.insert(name + " at dim " + std::to_string(shape.dim) + " skipped: " + why + ".");
     return;
   }
+  const MmaKernel<T> kernel = make_kernel();
   Narrow<T> in16(static_cast<std::size_t>(shape.elements()));
   auto refresh = [&] { in16.refresh(shape, inputs.q.data(), inputs.k.data(), inputs.v.data(), pipeline); };
   refresh();
@@ -105,7 +121,7 @@ void measure_mma(cudalabs::Session& s, const std::string& name, const cudalabs::
                         .work = {.bytes = attention_bytes(shape, sizeof(T)), .flops = attention_flops(shape)},
                         .run =
                             [&](cudaStream_t st) {
-                              lab16::flash_mma(in16.q.data(), in16.k.data(), in16.v.data(), out.data(), shape, st);
+                              kernel.launch(in16.q.data(), in16.k.data(), in16.v.data(), out.data(), st);
                             },
                         .check = [&] { return in16.expected.check(out.download(), tol); },
                         .poison = [&](cudaStream_t st) { out.poison(st); },
@@ -115,10 +131,33 @@ void measure_mma(cudalabs::Session& s, const std::string& name, const cudalabs::
                               refresh();
                             },
                         .peak = bf16 ? cudalabs::Peak::bf16_tensor : cudalabs::Peak::fp16_tensor,
-                        .resources =
-                            bf16 ? lab16::flash_bf16_resources(shape.dim) : lab16::flash_fp16_resources(shape.dim),
+                        .resources = kernel.resources,
                         .ceiling = cudalabs::CeilingKind::baseline},
-                       flash_extra(shape)));
+                       kernel.extra));
+}
+
+// flash_fp16 / flash_bf16: flash_mma.cuh, no plan.
+template <typename T>
+MmaKernel<T> mma_kernel(const AttentionShape& shape) {
+  constexpr bool bf16 = std::is_same_v<T, __nv_bfloat16>;
+  return {[shape](const T* q, const T* k, const T* v, float* out, cudaStream_t st) {
+            lab16::flash_mma(q, k, v, out, shape, st);
+          },
+          bf16 ? lab16::flash_bf16_resources(shape.dim) : lab16::flash_fp16_resources(shape.dim), flash_extra(shape)};
+}
+
+// flash2_fp16 / flash2_bf16: flash_fa2.cuh, with its split plan (`splits` 0: its choice).
+template <typename T>
+MmaKernel<T> fa2_kernel(const AttentionShape& shape, int splits) {
+  constexpr bool bf16 = std::is_same_v<T, __nv_bfloat16>;
+  const lab16::Fa2Plan plan = lab16::flash_fa2_plan(shape, splits);
+  auto extra = flash_extra(shape);
+  extra["kv_splits"] = lab16::flash_fa2_splits(plan);
+  extra["scratch_bytes"] = lab16::flash_fa2_workspace_bytes(plan);
+  return {[shape, plan](const T* q, const T* k, const T* v, float* out, cudaStream_t st) {
+            lab16::flash_fa2(q, k, v, out, shape, plan, st);
+          },
+          bf16 ? lab16::flash_fa2_bf16_resources(shape.dim) : lab16::flash_fa2_fp16_resources(shape.dim), extra};
 }
 
 }  // namespace
@@ -146,10 +185,17 @@ int main(int argc, char** argv) {
                    {"cublas_lab15", "lab 15 with cuBLAS SGEMM (FP32, no TF32) for Q·Kᵀ and P·V"},
                    {"flash_fp32", "fused, FP32 CUDA cores, 32 queries/block, 64-key tiles, online softmax, split-KV"},
                    {"flash_fp16", "fused, tensor cores: mma.sync m16n8k16, FP16 in, FP32 accumulate (sm_80+)"},
-                   {"flash_bf16", "flash_fp16 with BF16 inputs (sm_80+)"}},
+                   {"flash_bf16", "flash_fp16 with BF16 inputs (sm_80+)"},
+                   {"flash2_fp16", "FlashAttention-2's techniques: 128 queries/block, swizzled smem, split-KV (sm_80+)"},
+                   {"flash2_bf16", "flash2_fp16 with BF16 inputs (sm_80+)"}},
       .flags = {{.name = "causal",
                  .help = "mask keys after the query (decoder attention); no baseline then: lab 15 has no mask",
                  .kind = cudalabs::ExtraFlag::Kind::toggle},
+                {.name = "kv-splits",
+                 .help = "flash2_*: blocks sharing the keys of a query tile; 0 = the kernel file's choice",
+                 .default_value = "0",
+                 .min = 0,
+                 .max = 16},
                 inputs_flag("random: Q, K in [-2, 2), V in [-1, 1); large: Q, K times 8, scores at which exp\n"
                             "                      overflows unless the running max is subtracted")},
   };
@@ -162,6 +208,7 @@ int main(int argc, char** argv) {
   return cudalabs::run_lab(argc, argv, spec, [&](cudalabs::Session& s) {
     const bool large = usage(s.options()) == InputKind::large;
     const bool causal = s.options().toggle("causal");
+    const int kv_splits = static_cast<int>(s.options().integer("kv-splits"));
     std::set<std::string> skipped;  // variants this GPU cannot run, one note each
     const cudalabs::Cublas blas;
     std::int64_t largest_seq = 0;
@@ -252,10 +299,21 @@ int main(int argc, char** argv) {
                              extra));
       }
 
+      // The kernels are made (plans allocated) only when they can run here.
+      const std::size_t mma_smem = lab16::flash_fp16_smem_bytes(shape.dim);
+      const std::size_t fa2_smem = lab16::flash_fa2_smem_bytes(shape.dim);
       if (s.selected("flash_fp16"))
-        measure_mma<__half>(s, "flash_fp16", point, shape, inputs, out, pipeline, large, skipped);
+        measure_mma<__half>(s, "flash_fp16", point, shape, inputs, out, pipeline, large, skipped,
+                            [&] { return mma_kernel<__half>(shape); }, mma_smem);
       if (s.selected("flash_bf16"))
-        measure_mma<__nv_bfloat16>(s, "flash_bf16", point, shape, inputs, out, pipeline, large, skipped);
+        measure_mma<__nv_bfloat16>(s, "flash_bf16", point, shape, inputs, out, pipeline, large, skipped,
+                                   [&] { return mma_kernel<__nv_bfloat16>(shape); }, mma_smem);
+      if (s.selected("flash2_fp16"))
+        measure_mma<__half>(s, "flash2_fp16", point, shape, inputs, out, pipeline, large, skipped,
+                            [&] { return fa2_kernel<__half>(shape, kv_splits); }, fa2_smem);
+      if (s.selected("flash2_bf16"))
+        measure_mma<__nv_bfloat16>(s, "flash2_bf16", point, shape, inputs, out, pipeline, large, skipped,
+                                   [&] { return fa2_kernel<__nv_bfloat16>(shape, kv_splits); }, fa2_smem);
     }
 
     if (causal)

@@ -56,4 +56,31 @@ cudalabs::KernelResources bf16_resources(int dim) {
   return cudalabs::kernel_resources(kc.kernel, kc.threads, kc.smem_bytes);
 }
 
+struct Fa2PlanState {
+  ::Fa2Plan plan;
+};
+
+Fa2Plan fa2_batched_grid_plan(const AttentionShape& shape) {
+  return std::make_shared<Fa2PlanState>(Fa2PlanState{::fa2_batched_grid_plan(shape)});
+}
+int fa2_splits(const Fa2Plan& plan) { return plan->plan.splits; }
+double fa2_workspace_bytes(const Fa2Plan& plan) { return plan->plan.workspace_bytes(); }
+void fp16_fa2_grid(const __half* q, const __half* k, const __half* v, float* out, const AttentionShape& shape,
+                   const Fa2Plan& plan, cudaStream_t stream) {
+  ::fa2_batched_grid<__half>(q, k, v, out, shape, plan->plan, stream);
+}
+void bf16_fa2_grid(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, float* out,
+                   const AttentionShape& shape, const Fa2Plan& plan, cudaStream_t stream) {
+  ::fa2_batched_grid<__nv_bfloat16>(q, k, v, out, shape, plan->plan, stream);
+}
+std::size_t fa2_smem_bytes(int dim) { return ::flash_fa2_smem_bytes<__half>(dim); }
+cudalabs::KernelResources fa2_fp16_resources(int dim) {
+  const KernelChoice kc = flash_fa2_choice<__half>(dim);
+  return cudalabs::kernel_resources(kc.kernel, kc.threads, kc.smem_bytes);
+}
+cudalabs::KernelResources fa2_bf16_resources(int dim) {
+  const KernelChoice kc = flash_fa2_choice<__nv_bfloat16>(dim);
+  return cudalabs::kernel_resources(kc.kernel, kc.threads, kc.smem_bytes);
+}
+
 }  // namespace lab17

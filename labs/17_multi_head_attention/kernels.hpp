@@ -50,4 +50,20 @@ std::size_t mma_smem_bytes(int dim);  // FP16 and BF16 alike
 cudalabs::KernelResources fp16_resources(int dim);
 cudalabs::KernelResources bf16_resources(int dim);
 
+// Lab 16's FlashAttention-2 kernel (flash_fa2.cuh) over every head, one grid.
+// Its plan (split count and workspace) is opaque here, made before the first
+// launch, used on one stream at a time.
+struct Fa2PlanState;
+using Fa2Plan = std::shared_ptr<Fa2PlanState>;
+Fa2Plan fa2_batched_grid_plan(const AttentionShape& shape);
+int fa2_splits(const Fa2Plan& plan);
+double fa2_workspace_bytes(const Fa2Plan& plan);
+void fp16_fa2_grid(const __half* q, const __half* k, const __half* v, float* out, const AttentionShape& shape,
+                   const Fa2Plan& plan, cudaStream_t stream);
+void bf16_fa2_grid(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, float* out,
+                   const AttentionShape& shape, const Fa2Plan& plan, cudaStream_t stream);
+std::size_t fa2_smem_bytes(int dim);  // FP16 and BF16 alike
+cudalabs::KernelResources fa2_fp16_resources(int dim);
+cudalabs::KernelResources fa2_bf16_resources(int dim);
+
 }  // namespace lab17

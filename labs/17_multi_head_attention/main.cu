@@ -17,6 +17,8 @@
 //   fp16_per_head_loop  flash_fp16, one launch per head
 //   fp16_batched_grid   flash_fp16, one launch over every head
 //   bf16_batched_grid   flash_bf16, one launch over every head
+//   fp16_fa2_grid       lab 16's flash2_fp16 (FlashAttention-2's techniques), one launch
+//   bf16_fa2_grid       the same with BF16 inputs
 //
 // --inputs large: Q and K 8 times larger, as lab 16's (flash_check.cuh).
 //
@@ -35,6 +37,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -76,7 +79,7 @@ namespace {
 
 const std::vector<std::string> fp32_variants = {"fp32_single_head", "fp32_per_head_loop", "fp32_batched_grid"};
 const std::vector<std::string> mma_variants = {"fp16_single_head", "fp16_per_head_loop", "fp16_batched_grid",
-                                               "bf16_batched_grid"};
+                                               "bf16_batched_grid", "fp16_fa2_grid",      "bf16_fa2_grid"};
 
 // Q, K, V of one shape: on the host (for the CPU reference) and on the device,
 // drawn from buffers first_seed .. first_seed + 2 of a seed.
@@ -188,7 +191,9 @@ int main(int argc, char** argv) {
                    {"fp16_single_head", "the course's flash_fp16 (lab 16) on ONE head of seq·sqrt(batch·heads)"},
                    {"fp16_per_head_loop", "flash_fp16 (mma.sync tensor cores), one launch per head (sm_80+)"},
                    {"fp16_batched_grid", "flash_fp16, one launch over every head (sm_80+)"},
-                   {"bf16_batched_grid", "flash_bf16, one launch over every head (sm_80+)"}},
+                   {"bf16_batched_grid", "flash_bf16, one launch over every head (sm_80+)"},
+                   {"fp16_fa2_grid", "lab 16's flash2_fp16 (FlashAttention-2's techniques), one launch (sm_80+)"},
+                   {"bf16_fa2_grid", "lab 16's flash2_bf16, one launch over every head (sm_80+)"}},
       .flags = {{.name = "causal",
                  .help = "mask keys after the query; no baseline and no single-head comparison then",
                  .kind = cudalabs::ExtraFlag::Kind::toggle},
@@ -337,7 +342,8 @@ int main(int argc, char** argv) {
                   fp32_single_gflops);
 
       // ---- FP16 / BF16, tensor cores -----------------------------------------------
-      const std::string mma_blocker = cannot_run(s.device(), true, lab17::mma_smem_bytes(shape.dim));
+      const std::string mma_blocker =
+          cannot_run(s.device(), true, std::max(lab17::mma_smem_bytes(shape.dim), lab17::fa2_smem_bytes(shape.dim)));
       const bool any_mma =
           std::any_of(mma_variants.begin(), mma_variants.end(), [&](const std::string& v) { return s.selected(v); });
       if (any_mma && !mma_blocker.empty())
@@ -384,9 +390,13 @@ int main(int argc, char** argv) {
       }
 
       // The student's tensor-core launchers, on the inputs `in` rounded to 16 bits.
+      // `resources` and `more` (extras): of the kernel launched, when not flash_mma.cuh's.
       auto measure_mma = [&](const std::string& name, auto& in, auto launch, const cudalabs::Tolerance& tol,
-                             const std::string& how) {
+                             const std::string& how, std::optional<cudalabs::KernelResources> resources = {},
+                             const std::map<std::string, double>& more = {}) {
         constexpr bool bf16 = std::is_same_v<std::remove_cvref_t<decltype(in.q.data()[0])>, __nv_bfloat16>;
+        auto e = extra(how);
+        for (const auto& [key, value] : more) e[key] = value;
         return s
             .measure(with_extra(
                 {.variant = name,
@@ -404,12 +414,28 @@ int main(int argc, char** argv) {
                        in.refresh(shape, p.dq.data(), p.dk.data(), p.dv.data(), pipeline);
                      },
                  .peak = bf16 ? cudalabs::Peak::bf16_tensor : cudalabs::Peak::fp16_tensor,
-                 .resources = bf16 ? lab17::bf16_resources(shape.dim) : lab17::fp16_resources(shape.dim),
+                 .resources = resources ? *resources
+                                        : bf16 ? lab17::bf16_resources(shape.dim)
+                                               : lab17::fp16_resources(shape.dim),
                  .ceiling = cudalabs::CeilingKind::baseline},
-                extra(how)))
+                e))
             .gflops;
       };
-      if (s.selected("fp16_per_head_loop") || s.selected("fp16_batched_grid")) {
+      // Lab 16's FlashAttention-2 kernel over the same heads, with its plan.
+      auto measure_fa2 = [&](const std::string& name, auto& in, auto launch, const cudalabs::Tolerance& tol,
+                             const cudalabs::KernelResources& resources) {
+        const lab17::Fa2Plan plan = lab17::fa2_batched_grid_plan(shape);
+        // flash_fa2 replaces flash_extra's scratch_bytes: its split workspace (0 unsplit).
+        const std::map<std::string, double> more = {{"kv_splits", lab17::fa2_splits(plan)},
+                                                    {"scratch_bytes", lab17::fa2_workspace_bytes(plan)}};
+        return measure_mma(
+            name, in,
+            [&](auto q, auto k, auto v, float* out, const AttentionShape& sh, cudaStream_t st) {
+              launch(q, k, v, out, sh, plan, st);
+            },
+            tol, "grid", resources, more);
+      };
+      if (s.selected("fp16_per_head_loop") || s.selected("fp16_batched_grid") || s.selected("fp16_fa2_grid")) {
         Narrow<__half> in16(static_cast<std::size_t>(shape.elements()));
         in16.refresh(shape, p.dq.data(), p.dk.data(), p.dv.data(), pipeline);
         if (s.selected("fp16_per_head_loop"))
@@ -418,11 +444,16 @@ int main(int argc, char** argv) {
           note_rate(s, point, "fp16",
                     measure_mma("fp16_batched_grid", in16, lab17::fp16_batched_grid, fp16_tol, "grid"),
                     fp16_single_gflops);
+        if (s.selected("fp16_fa2_grid"))
+          measure_fa2("fp16_fa2_grid", in16, lab17::fp16_fa2_grid, fp16_tol, lab17::fa2_fp16_resources(shape.dim));
       }
-      if (s.selected("bf16_batched_grid")) {
+      if (s.selected("bf16_batched_grid") || s.selected("bf16_fa2_grid")) {
         Narrow<__nv_bfloat16> in_bf16(static_cast<std::size_t>(shape.elements()));
         in_bf16.refresh(shape, p.dq.data(), p.dk.data(), p.dv.data(), pipeline);
-        measure_mma("bf16_batched_grid", in_bf16, lab17::bf16_batched_grid, bf16_tol, "grid");
+        if (s.selected("bf16_batched_grid"))
+          measure_mma("bf16_batched_grid", in_bf16, lab17::bf16_batched_grid, bf16_tol, "grid");
+        if (s.selected("bf16_fa2_grid"))
+          measure_fa2("bf16_fa2_grid", in_bf16, lab17::bf16_fa2_grid, bf16_tol, lab17::fa2_bf16_resources(shape.dim));
       }
     }
 

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "../16_flash_attention/flash_fa2.cuh"
 #include "../16_flash_attention/flash_fp32.cuh"
 #include "../16_flash_attention/flash_mma.cuh"
 
@@ -59,4 +60,14 @@ template <typename T>
 void mma_batched_grid(const T* q, const T* k, const T* v, float* out, const AttentionShape& shape,
                       cudaStream_t stream) {
   flash_mma<T>(q, k, v, out, shape, stream);
+}
+
+// FlashAttention-2's kernel (lab 16's flash_fa2.cuh) over every head in one
+// launch. Its plan splits the keys only when the heads' query tiles leave SMs
+// without a block (4 × 16 heads of N = 4096 make 2048 blocks: no split).
+inline Fa2Plan fa2_batched_grid_plan(const AttentionShape& shape) { return flash_fa2_plan(shape, 0); }
+template <typename T>
+void fa2_batched_grid(const T* q, const T* k, const T* v, float* out, const AttentionShape& shape, Fa2Plan& plan,
+                      cudaStream_t stream) {
+  flash_fa2<T>(q, k, v, out, shape, plan, stream);
 }

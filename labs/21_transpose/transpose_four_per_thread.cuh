@@ -18,6 +18,7 @@ static_assert(transpose_tile % four_per_thread_rows == 0, "the block's rows must
 __global__ void __launch_bounds__(transpose_tile * four_per_thread_rows)
     transpose_four_per_thread_kernel(const float* __restrict__ in, float* __restrict__ out, std::int64_t rows,
                                      std::int64_t cols) {
+  // BEGIN SOLUTION four_per_thread
   __shared__ float tile[transpose_tile][transpose_tile + 1];  // +1: conflict-free columns (transpose_tiled.cuh)
   const int tx = threadIdx.x, ty = threadIdx.y;
   const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.y) * transpose_tile;
@@ -30,11 +31,16 @@ __global__ void __launch_bounds__(transpose_tile * four_per_thread_rows)
 #pragma unroll
   for (int j = 0; j < transpose_tile; j += four_per_thread_rows)
     if (col0 + ty + j < cols && row0 + tx < rows) out[(col0 + ty + j) * rows + row0 + tx] = tile[tx][ty + j];
+  // END SOLUTION
+  // STUB: // TODO: the padded tile, each thread copying rows ty, ty + 8, ty + 16, ty + 24 of it.
 }
 
 inline void transpose_four_per_thread(const float* in, float* out, std::int64_t rows, std::int64_t cols,
                                       cudaStream_t stream) {
+  // BEGIN SOLUTION four_per_thread
   transpose_four_per_thread_kernel<<<transpose_grid(rows, cols), dim3(transpose_tile, four_per_thread_rows), 0,
                                      stream>>>(in, out, rows, cols);
   CUDALABS_CHECK_LAUNCH("transpose_four_per_thread_kernel");
+  // END SOLUTION
+  // STUB: cudalabs::not_implemented("transpose_four_per_thread", in, out, rows, cols, stream);
 }

@@ -22,6 +22,7 @@ template <int Pad>
 __global__ void __launch_bounds__(transpose_tile * transpose_tile)
     transpose_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, std::int64_t rows, std::int64_t cols) {
   static_assert(Pad == 0 || Pad == 1, "Pad is 0 (the bank-conflicted tile) or 1 (the padded tile)");
+  // BEGIN SOLUTION shared_tile padded_tile
   __shared__ float tile[transpose_tile][transpose_tile + Pad];
   const int tx = threadIdx.x, ty = threadIdx.y;
   const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.y) * transpose_tile;  // the tile's first input row
@@ -35,11 +36,16 @@ __global__ void __launch_bounds__(transpose_tile * transpose_tile)
   // lanes along a row of `out`; it reads the tile down a column. The guard is the
   // read's guard with the roles of tx and ty swapped, so only loaded elements are read.
   if (col0 + ty < cols && row0 + tx < rows) out[(col0 + ty) * rows + row0 + tx] = tile[tx][ty];
+  // END SOLUTION
+  // STUB: // TODO: read a 32×(32 + Pad) tile of `in` row by row, __syncthreads(), write its columns as rows of `out`.
 }
 
 template <int Pad>
 inline void transpose_tiled(const float* in, float* out, std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
+  // BEGIN SOLUTION shared_tile padded_tile
   transpose_tiled_kernel<Pad><<<transpose_grid(rows, cols), dim3(transpose_tile, transpose_tile), 0, stream>>>(
       in, out, rows, cols);
   CUDALABS_CHECK_LAUNCH(Pad == 0 ? "transpose_tiled_kernel<0>" : "transpose_tiled_kernel<1>");
+  // END SOLUTION
+  // STUB: cudalabs::not_implemented(Pad == 0 ? "transpose_tiled<0>" : "transpose_tiled<1>", in, out, rows, cols, stream);
 }

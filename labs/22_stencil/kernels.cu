@@ -5,6 +5,7 @@
 
 #include <stencil_2_5d.cuh>
 #include <stencil_naive.cuh>
+#include <stencil_registers.cuh>
 #include <stencil_tiled.cuh>
 
 namespace lab22 {
@@ -18,6 +19,10 @@ void jacobi_2d_naive(const float* in, float* scratch0, float* scratch1, float* o
 void jacobi_2d_tiled(const float* in, float* scratch0, float* scratch1, float* out, std::int64_t nx, std::int64_t ny,
                      float r, int steps, int tile_x, int tile_y, cudaStream_t stream) {
   ::jacobi_2d_tiled(in, scratch0, scratch1, out, nx, ny, r, steps, tile_x, tile_y, stream);
+}
+void jacobi_2d_registers(const float* in, float* scratch0, float* scratch1, float* out, std::int64_t nx,
+                         std::int64_t ny, float r, int steps, cudaStream_t stream) {
+  ::jacobi_2d_registers(in, scratch0, scratch1, out, nx, ny, r, steps, stream);
 }
 void jacobi_3d_naive(const float* in, float* scratch0, float* scratch1, float* out, std::int64_t nx, std::int64_t ny,
                      std::int64_t nz, float r, int steps, cudaStream_t stream) {
@@ -37,6 +42,10 @@ cudalabs::KernelResources jacobi_2d_naive_resources() {
 }
 cudalabs::KernelResources jacobi_2d_tiled_resources(int tile_x, int tile_y) {
   return resources_of(jacobi_2d_tiled_kernel, tile_x * tile_y, jacobi_2d_tiled_smem(tile_x, tile_y));
+}
+// The float4 instantiation: the one the full-size grids (nx % 4 == 0) run.
+cudalabs::KernelResources jacobi_2d_registers_resources() {
+  return resources_of(jacobi_2d_registers_kernel<true>, 32 * registers_warps);
 }
 cudalabs::KernelResources jacobi_3d_naive_resources() {
   return resources_of(jacobi_3d_naive_kernel, naive_block_x * naive_block_y);

@@ -23,6 +23,9 @@ void jacobi_2d_naive(const float* in, float* scratch0, float* scratch1, float* o
                      float r, int steps, cudaStream_t stream);
 void jacobi_2d_tiled(const float* in, float* scratch0, float* scratch1, float* out, std::int64_t nx, std::int64_t ny,
                      float r, int steps, int tile_x, int tile_y, cudaStream_t stream);
+// Several rows per thread in registers, float4 along x, x neighbours by warp shuffle.
+void jacobi_2d_registers(const float* in, float* scratch0, float* scratch1, float* out, std::int64_t nx,
+                         std::int64_t ny, float r, int steps, cudaStream_t stream);
 void jacobi_3d_naive(const float* in, float* scratch0, float* scratch1, float* out, std::int64_t nx, std::int64_t ny,
                      std::int64_t nz, float r, int steps, cudaStream_t stream);
 void jacobi_3d_tiled(const float* in, float* scratch0, float* scratch1, float* out, std::int64_t nx, std::int64_t ny,
@@ -33,6 +36,7 @@ void jacobi_3d_blocked(const float* in, float* scratch0, float* scratch1, float*
 
 cudalabs::KernelResources jacobi_2d_naive_resources();
 cudalabs::KernelResources jacobi_2d_tiled_resources(int tile_x, int tile_y);
+cudalabs::KernelResources jacobi_2d_registers_resources();
 cudalabs::KernelResources jacobi_3d_naive_resources();
 cudalabs::KernelResources jacobi_3d_tiled_resources(int tile_x, int tile_y, int tile_z);
 cudalabs::KernelResources jacobi_3d_blocked_resources(int tile_x, int tile_y);

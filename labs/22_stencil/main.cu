@@ -11,7 +11,9 @@
 // Variants (kernel files in this folder); --nz 1 runs the 2D ones, --nz ≥ 2 the 3D ones:
 //   naive_2d      one thread per point, all 5 operands from global memory     stencil_naive.cuh
 //   tiled_2d      tile + one-point halo in dynamic shared memory, its shape
-//                 from --tile-x × --tile-y                                    stencil_tiled.cuh
+//                 from --tile-x × --tile-y, 4 points per thread along y       stencil_tiled.cuh
+//   registers_2d  8 rows per thread in registers, float4 along x, x neighbours
+//                 from the next lane (warp shuffle), no shared memory         stencil_registers.cuh
 //   naive_3d      one thread per point, all 7 operands from global memory     stencil_naive.cuh
 //   tiled_3d      a --tile-x × --tile-y × --tile-z cube + halo in shared memory   stencil_tiled.cuh
 //   blocked_2_5d  2.5D: a --tile-x × --tile-y plane tile marched along z, the z
@@ -69,13 +71,14 @@ int main(int argc, char** argv) {
                  .quick = {1, 1, 1, 1, 1, 2, 2, 3, 13, 70},
                  .max = 65535}},
       .variants = {{"naive_2d", "5 points, one thread per point, operands from global memory"},
-                   {"tiled_2d", "5 points, tile + halo in dynamic shared memory (--tile-x × --tile-y)"},
+                   {"tiled_2d", "5 points, tile + halo in dynamic shared memory (--tile-x × --tile-y threads, 4 rows each)"},
+                   {"registers_2d", "5 points, 8 rows per thread in registers, float4 along x, warp shuffles for x"},
                    {"naive_3d", "7 points, one thread per point, operands from global memory"},
                    {"tiled_3d", "7 points, cube tile + halo in shared memory (--tile-x × --tile-y × --tile-z)"},
                    {"blocked_2_5d", "7 points, 2.5D: plane tile marched along z, z neighbours in registers"}},
       .flags = {{.name = "steps", .help = "Jacobi steps per run", .default_value = "10", .min = 1, .max = 100000},
                 {.name = "tile-x", .help = "tile width in points = block threads along x", .default_value = "32", .max = 1024},
-                {.name = "tile-y", .help = "tile height in points = block threads along y", .default_value = "8", .max = 1024},
+                {.name = "tile-y", .help = "block threads along y (tiled_2d: 4 rows of points each)", .default_value = "8", .max = 1024},
                 {.name = "tile-z", .help = "tiled_3d's tile depth in points", .default_value = "4", .max = 1024}},
   };
   return cudalabs::run_lab(argc, argv, spec, [](cudalabs::Session& s) {
@@ -84,6 +87,11 @@ int main(int argc, char** argv) {
     const int tile_x = static_cast<int>(o.integer("tile-x")), tile_y = static_cast<int>(o.integer("tile-y")),
               tile_z = static_cast<int>(o.integer("tile-z"));
     check_block("--tile-x × --tile-y", std::int64_t{tile_x} * tile_y, "--tile-x 32 --tile-y 8");
+    if (s.selected("blocked_2_5d") && (tile_x < 2 || tile_y < 2))
+      throw cudalabs::UsageError("blocked_2_5d needs a tile at least 2 wide and 2 tall (--tile-x " +
+                                 std::to_string(tile_x) + " --tile-y " + std::to_string(tile_y) +
+                                 "): each edge thread loads one ring value per direction. Give --tile-x, --tile-y "
+                                 ">= 2, or leave blocked_2_5d out with --variant.");
     if (s.selected("tiled_3d"))
       check_block("tiled_3d's --tile-x × --tile-y × --tile-z", std::int64_t{tile_x} * tile_y * tile_z,
                   "--tile-x 32 --tile-y 8 --tile-z 4");
@@ -152,6 +160,12 @@ int main(int argc, char** argv) {
                     lab22::jacobi_2d_tiled(in, scratch0, scratch1, out, nx, ny, r, steps, tile_x, tile_y, st);
                   },
                   lab22::jacobi_2d_tiled_resources(tile_x, tile_y), true);
+        if (s.selected("registers_2d"))
+          measure("registers_2d",
+                  [&](cudaStream_t st) {
+                    lab22::jacobi_2d_registers(in, scratch0, scratch1, out, nx, ny, r, steps, st);
+                  },
+                  lab22::jacobi_2d_registers_resources(), false);
       } else {
         if (s.selected("naive_3d"))
           measure("naive_3d",

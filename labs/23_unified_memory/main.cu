@@ -7,6 +7,9 @@
 // updates), not only what the GPU's stream shows. GB/s = the bytes that must
 // cross PCIe (inputs in, result out) per second.
 //
+// Before the table: the rates of one transfer each way, copied and migrated
+// (migration_rates), which the end-to-end times are sums of.
+//
 //   vector add (*_add)        c = a + b: every byte is used once
 //   heat equation (*_stencil) `steps` 5-point Jacobi steps (lab 22) on an
 //                             nx × ny grid: every byte is used 5 × steps times
@@ -14,7 +17,8 @@
 // Variants, each for both computations:
 //   explicit_*          pinned host buffers, cudaMemcpyAsync in and out: the reference
 //   managed_faults_*    cudaMallocManaged, pages start on the host; GPU page faults move them
-//   managed_prefetch_*  the same pages moved by cudaMemPrefetchAsync before the kernels
+//   managed_prefetch_*  the inputs' pages moved by cudaMemPrefetchAsync before the kernels,
+//                       the output's dead pages discarded onto the GPU, the result prefetched back
 //   managed_advised_*   prefetch + cudaMemAdvise: read-mostly inputs, the output kept
 //                       on the host and mapped for the GPU
 //   zero_copy_*         mapped pinned host memory, read and written in place over PCIe
@@ -24,6 +28,7 @@
 #include <unistd.h>  // sysconf: the host's physical memory
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -133,8 +138,10 @@ const char* const strategies[] = {"explicit", "managed_faults", "managed_prefetc
 
 // One line per computation: every strategy's time and its ratio to explicit
 // copies; one more for what page faults cost over prefetching the same pages.
+// `dead_bytes`: the output's old contents, which the faulting run carries to
+// the GPU and the prefetching run discards (0 where the driver cannot discard).
 void summarize(cudalabs::Session& s, const cudalabs::Point& p, const std::string& computation, double pcie_bytes,
-               double migrated_bytes) {
+               double dead_bytes) {
   const double explicit_ms = median_ms(s, p, "explicit_" + computation);
   std::string line = computation + ", " + cudalabs::to_string(p) + " (" + std::to_string(static_cast<long long>(pcie_bytes / 1e6)) +
                      " MB across PCIe):";
@@ -152,10 +159,79 @@ void summarize(cudalabs::Session& s, const cudalabs::Point& p, const std::string
   const double faults = median_ms(s, p, "managed_faults_" + computation);
   const double prefetched = median_ms(s, p, "managed_prefetch_" + computation);
   if (faults > 0 && prefetched > 0) {
-    std::snprintf(part, sizeof part, "%.1f ms per GB", (faults - prefetched) / (migrated_bytes / 1e9));
-    s.note(computation + ": page faults cost " + part + " over prefetching the same pages ((faults − prefetch) / " +
-           std::to_string(static_cast<long long>(migrated_bytes / 1e6)) + " MB migrated)");
+    // The faults bring in the inputs and the output's old contents: as many
+    // bytes as cross PCIe in all (12n for the add, 8 per point for the stencil).
+    const double faulted_bytes = pcie_bytes;
+    std::snprintf(part, sizeof part, "%.1f ms per GB", (faults - prefetched) / (faulted_bytes / 1e9));
+    s.note(computation + ": page faults cost " + part + " over prefetching ((faults − prefetch) / " +
+           std::to_string(static_cast<long long>(faulted_bytes / 1e6)) + " MB moved in by faults" +
+           (dead_bytes > 0 ? ", " + std::to_string(static_cast<long long>(dead_bytes / 1e6)) +
+                                  " MB of them the output's dead contents, which the prefetching run discards)"
+                            : ")"));
   }
+}
+
+// ---- the rates underneath: one vector, each way, copied or migrated ----------------
+// The end-to-end times above are sums of transfers. This times the transfers
+// alone, on the host clock like the variants (a prefetch's driver work on the
+// host counts): one 4n-byte buffer host -> GPU and GPU -> host, as a pinned
+// cudaMemcpyAsync (what explicit_* do) and as a cudaMemPrefetchAsync of managed
+// pages populated on the host (what managed_prefetch_* do), and the discard
+// that maps an output on the GPU without moving it. The values moved are not
+// checked here, only timed.
+void migration_rates(cudalabs::Session& s, std::int64_t n, int device) {
+  const auto count = static_cast<std::size_t>(n);
+  const double bytes = 4.0 * static_cast<double>(n);
+  cudalabs::PinnedBuffer<float> pinned(count, "pinned");
+  cudalabs::DeviceBuffer<float> on_device(count, "device");
+  um::ManagedBuffer<float> managed(count);
+  std::fill(pinned.span().begin(), pinned.span().end(), 0.5f);
+  std::fill(managed.span().begin(), managed.span().end(), 0.5f);  // first touch: the pages exist on the host
+  cudaStream_t st = s.stream();
+  cudalabs::TimerConfig cfg = s.timer();
+  cfg.min_runs = 5;
+  cfg.max_runs = 20;
+  cfg.max_seconds = 0.5;
+  // Median host-clock ms of `work` (enqueue + wait), `before` run untimed ahead of each.
+  auto time_ms = [&](auto before, auto work) {
+    auto one = [&] {
+      before();
+      CUDALABS_CHECK(cudaStreamSynchronize(st));
+      const auto t0 = std::chrono::steady_clock::now();
+      work();
+      CUDALABS_CHECK(cudaStreamSynchronize(st));
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    };
+    one();  // warm-up
+    return cudalabs::repeat_until_stable(one, cfg).median_ms;
+  };
+  auto nothing = [] {};
+  const double copy_in = time_ms(nothing, [&] {
+    CUDALABS_CHECK(cudaMemcpyAsync(on_device.data(), pinned.data(), managed.bytes(), cudaMemcpyHostToDevice, st));
+  });
+  const double copy_out = time_ms(nothing, [&] {
+    CUDALABS_CHECK(cudaMemcpyAsync(pinned.data(), on_device.data(), managed.bytes(), cudaMemcpyDeviceToHost, st));
+  });
+  auto pages_home = [&] { um::prefetch(managed.data(), managed.bytes(), um::host(), st); };
+  auto pages_on_gpu = [&] { um::prefetch(managed.data(), managed.bytes(), um::gpu(device), st); };
+  const double prefetch_in = time_ms(pages_home, pages_on_gpu);
+  const double prefetch_out = time_ms(pages_on_gpu, pages_home);
+  auto gbps = [&](double ms) { return bytes / (ms * 1e6); };
+  char line[400];
+  std::snprintf(line, sizeof line,
+                "transfer rates, one %.0f MB buffer, host clock: pinned cudaMemcpyAsync in %.1f GB/s (%.2f ms), out "
+                "%.1f GB/s (%.2f ms); managed cudaMemPrefetchAsync in %.1f GB/s (%.2f ms), out %.1f GB/s (%.2f ms)",
+                bytes / 1e6, gbps(copy_in), copy_in, gbps(copy_out), copy_out, gbps(prefetch_in), prefetch_in,
+                gbps(prefetch_out), prefetch_out);
+  std::string note = line;
+  if (um::can_discard()) {
+    const double discard = time_ms(pages_home, [&] {
+      um::discard_and_prefetch(managed.data(), managed.bytes(), um::gpu(device), st);
+    });
+    std::snprintf(line, sizeof line, "; discard + prefetch to the GPU (no bytes move) %.2f ms", discard);
+    note += line;
+  }
+  s.note(note);
 }
 
 // What every variant of this lab shares: it moves data between host and device
@@ -278,7 +354,9 @@ void measure_add(cudalabs::Session& s, const cudalabs::Point& point, std::int64_
     };
     s.measure(m);
   }
-  summarize(s, point, "add", pcie_bytes, pcie_bytes);  // faults and prefetch both migrate a, b and c
+  // Faults migrate a, b and c in and c out (16n bytes); prefetch a and b in and
+  // c out (12n), or c in too where the driver cannot discard: 4n dead bytes.
+  summarize(s, point, "add", pcie_bytes, (um::can_discard() ? 4.0 : 0.0) * static_cast<double>(n));
 }
 
 // ---- the heat equation -------------------------------------------------------------
@@ -392,7 +470,7 @@ void measure_stencil(cudalabs::Session& s, const cudalabs::Point& point, std::in
     };
     s.measure(m);
   }
-  summarize(s, point, "stencil", pcie_bytes, pcie_bytes);  // faults and prefetch both migrate `in` and `out`
+  summarize(s, point, "stencil", pcie_bytes, (um::can_discard() ? 4.0 : 0.0) * static_cast<double>(count));
 }
 
 }  // namespace
@@ -404,7 +482,7 @@ int main(int argc, char** argv) {
       {"add", "vector add"}, {"stencil", "heat equation"}};
   const char* const how[] = {"pinned buffers, cudaMemcpyAsync in and out",
                              "cudaMallocManaged; GPU page faults move the pages",
-                             "cudaMallocManaged; cudaMemPrefetchAsync moves them in bulk",
+                             "cudaMallocManaged; cudaMemPrefetchAsync moves the inputs in bulk, the output discarded onto the GPU",
                              "prefetch + advice: read-mostly inputs, output kept on the host and mapped",
                              "mapped pinned host memory, read and written in place over PCIe"};
   for (const auto& [suffix, name] : computations)
@@ -446,9 +524,16 @@ int main(int argc, char** argv) {
     s.note("oversubscription (more managed memory than the GPU has free) is refused, never run: see README.");
     const int steps = static_cast<int>(s.options().integer("steps"));
 
+    if (support.concurrent_managed)
+      s.note(um::can_discard()
+                 ? "outputs' dead pages: discarded onto the GPU (cudaMemDiscardAndPrefetchBatchAsync), no bytes moved"
+                 : "outputs' dead pages: this driver cannot discard managed memory; managed_prefetch_* carry them to "
+                   "the GPU (a third more bytes than explicit for the add, twice the inbound bytes for the stencil)");
+
     for (const auto& point : s.points()) {
       const std::int64_t n = point.at("n"), nx = point.at("nx"), ny = point.at("ny");
       check_fits(n, nx * ny);
+      if (support.concurrent_managed) migration_rates(s, n, s.device().id);
       measure_add(s, point, n, support);
       measure_stencil(s, point, nx, ny, steps, support);
     }

@@ -8,6 +8,9 @@
 //                        the GPU reads and writes in place, over PCIe (zero-copy)
 //   prefetch(), advise() the CUDA 12 and CUDA 13 forms of cudaMemPrefetchAsync
 //                        and cudaMemAdvise behind one call
+//   discard_and_prefetch() an output's dead pages mapped where the kernel will
+//                        write them, without copying (CUDA 13's discard; a
+//                        plain prefetch where the driver cannot)
 //
 // CUDA 13 names a destination with a cudaMemLocation (type Device + ordinal, or
 // type Host) and cudaMemPrefetchAsync takes a flags argument; CUDA 12 takes a
@@ -48,6 +51,54 @@ inline void prefetch(const void* p, std::size_t bytes, Location to, cudaStream_t
 #else
   CUDALABS_CHECK(cudaMemPrefetchAsync(p, bytes, to_cuda(to), stream));
 #endif
+}
+
+// CUDA 13: the old contents of [p, p + bytes) are dead; map the range at `to`
+// without copying them (cudaMemDiscardAndPrefetchBatchAsync, a batch of one).
+// Returns the error, so that can_discard() can ask whether the driver supports it.
+inline cudaError_t try_discard_and_prefetch(void* p, std::size_t bytes, Location to, cudaStream_t stream) {
+#if CUDART_VERSION >= 13000
+  void* ranges[] = {p};
+  std::size_t sizes[] = {bytes};
+  cudaMemLocation locations[] = {to_cuda(to)};
+  std::size_t first_range_of_location[] = {0};
+  return cudaMemDiscardAndPrefetchBatchAsync(ranges, sizes, 1, locations, first_range_of_location, 1, 0, stream);
+#else
+  (void)p, (void)bytes, (void)to, (void)stream;
+  return cudaErrorNotSupported;
+#endif
+}
+
+// Whether this driver and device can discard managed memory: asked once, on a
+// 2 MB managed buffer of the current device, the answer kept for the program.
+// main.cu asks before any timed run and says which way the lab went.
+inline bool can_discard() {
+  static const bool supported = [] {
+    int device = 0;
+    CUDALABS_CHECK(cudaGetDevice(&device));
+    constexpr std::size_t probe_bytes = std::size_t{2} << 20;
+    void* probe = nullptr;
+    CUDALABS_CHECK(cudaMallocManaged(&probe, probe_bytes, cudaMemAttachGlobal));
+    cudaStream_t stream = nullptr;
+    CUDALABS_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    cudaError_t status = try_discard_and_prefetch(probe, probe_bytes, gpu(device), stream);
+    if (status == cudaSuccess) status = cudaStreamSynchronize(stream);
+    (void)cudaGetLastError();  // "not supported" is not sticky: clear it, keep going
+    CUDALABS_CHECK(cudaStreamDestroy(stream));
+    CUDALABS_CHECK(cudaFree(probe));
+    return status == cudaSuccess;
+  }();
+  return supported;
+}
+
+// An output's pages before a kernel overwrites them: their old contents are
+// dead. Where the driver can discard (can_discard()), the range is mapped at
+// `to` with no bytes moved; elsewhere a prefetch, which carries the dead bytes along.
+inline void discard_and_prefetch(void* p, std::size_t bytes, Location to, cudaStream_t stream) {
+  if (can_discard())
+    CUDALABS_CHECK(try_discard_and_prefetch(p, bytes, to, stream));
+  else
+    prefetch(p, bytes, to, stream);
 }
 
 // cudaMemAdviseSetReadMostly ignores the location; SetPreferredLocation and

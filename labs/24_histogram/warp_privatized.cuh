@@ -21,9 +21,12 @@ inline constexpr int warp_privatized_warps = warp_privatized_block / warp_lanes;
 struct CountEachSample {
   template <int N>
   __device__ void operator()(unsigned* warp_hist, const int (&bins)[N]) const {
+    // BEGIN SOLUTION warp_privatized
 #pragma unroll
     for (int j = 0; j < N; ++j)
       if (bins[j] >= 0) atomicAdd(&warp_hist[bins[j]], 1u);
+    // END SOLUTION
+    // STUB: // TODO: count each bin >= 0 of `bins` on the warp's own histogram.
   }
 };
 
@@ -31,6 +34,7 @@ template <typename Samples, typename CountTile>
 __global__ void __launch_bounds__(warp_privatized_block)
     warp_histograms_kernel(const typename Samples::Sample* __restrict__ in, std::int64_t n,
                            unsigned* __restrict__ hist) {
+  // BEGIN SOLUTION warp_privatized warp_aggregated
   static_assert(warp_privatized_warps * Samples::bins * sizeof(unsigned) <= 48 * 1024,
                 "per-warp histograms must fit the 48 KB of static shared memory: fewer warps or fewer bins");
   __shared__ unsigned warp_hists[warp_privatized_warps][Samples::bins];
@@ -52,19 +56,27 @@ __global__ void __launch_bounds__(warp_privatized_block)
     for (int w = 0; w < warp_privatized_warps; ++w) total += warp_hists[w][b];
     if (total != 0) atomicAdd(&hist[b], total);
   }
+  // END SOLUTION
+  // STUB: // TODO: a histogram per warp in shared memory (zeroed), CountTile{}(own, bins) per tile of samples, then one merge per block.
 }
 
 template <typename Samples, typename CountTile>
 void launch_warp_histograms(const typename Samples::Sample* in, std::int64_t n, unsigned* hist, cudaStream_t stream) {
+  // BEGIN SOLUTION warp_privatized warp_aggregated
   static const int resident = resident_blocks_of(warp_histograms_kernel<Samples, CountTile>, warp_privatized_block);
   zero_histogram<Samples>(hist, stream);
   const unsigned blocks = histogram_grid(resident, warp_privatized_block, samples_per_lane<Samples>, n);
   warp_histograms_kernel<Samples, CountTile><<<blocks, warp_privatized_block, 0, stream>>>(in, n, hist);
   CUDALABS_CHECK_LAUNCH("warp_histograms_kernel");
+  // END SOLUTION
+  // STUB: cudalabs::not_implemented("launch_warp_histograms", in, n, hist, stream);
 }
 
 template <typename Samples>
 void histogram_warp_privatized(const typename Samples::Sample* in, std::int64_t n, unsigned* hist,
                                cudaStream_t stream) {
+  // BEGIN SOLUTION warp_privatized
   launch_warp_histograms<Samples, CountEachSample>(in, n, hist, stream);
+  // END SOLUTION
+  // STUB: cudalabs::not_implemented("histogram_warp_privatized", in, n, hist, stream);
 }

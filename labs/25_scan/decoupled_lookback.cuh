@@ -72,8 +72,13 @@ __device__ inline TileWord observe(TileWord* word) {
 // Called by warp 0 of the block owning `tile`, all 32 lanes: publishes the
 // tile's aggregate, finds the sum of all tiles before it, publishes the tile's
 // inclusive prefix, and returns the exclusive one (in every lane).
-template <typename T>
+//
+// Depth status words per lane: one round trip to L2 reads a window of 32 ·
+// Depth predecessors (decoupled_lookback: Depth 1; wide_lookback: 4). SleepNs:
+// the pause before polling again a word still EMPTY (0: poll at once).
+template <int Depth, int SleepNs, typename T>
 __device__ T look_back(TileWord* states, std::int64_t tile, T aggregate) {
+  constexpr int window = 32 * Depth;
   const int lane = threadIdx.x % 32;
   if (tile == 0) {
     if (lane == 0) publish(&states[0], pack_tile_word(tile_inclusive, aggregate));
@@ -82,19 +87,45 @@ __device__ T look_back(TileWord* states, std::int64_t tile, T aggregate) {
   if (lane == 0) publish(&states[tile], pack_tile_word(tile_aggregate, aggregate));
 
   T exclusive = T(0);
-  for (std::int64_t nearest = tile - 1;; nearest -= 32) {
-    // Lane l looks at tile nearest - l. Lanes before tile 0 see INCLUSIVE 0,
-    // but never add it: tile 0 is INCLUSIVE, and the lanes past the nearest
-    // INCLUSIVE tile are not added.
-    const std::int64_t predecessor = nearest - lane;
-    TileWord word = predecessor >= 0 ? observe(&states[predecessor]) : pack_tile_word(tile_inclusive, T(0));
-    while (__any_sync(full_warp_mask, status_of(word) == tile_empty))
-      if (status_of(word) == tile_empty) word = observe(&states[predecessor]);
+  for (std::int64_t nearest = tile - 1;; nearest -= window) {
+    // Word j of lane l is tile nearest - (32j + l): slot 32j + l of the window,
+    // counted back from the nearest. Slots before tile 0 see INCLUSIVE 0, but
+    // never add it: tile 0 is INCLUSIVE, and the slots past the nearest
+    // INCLUSIVE tile are not added. The Depth loads are independent: all are
+    // in flight at once.
+    TileWord word[Depth];
+#pragma unroll
+    for (int j = 0; j < Depth; ++j) {
+      const std::int64_t predecessor = nearest - (32 * j + lane);
+      word[j] = predecessor >= 0 ? observe(&states[predecessor]) : pack_tile_word(tile_inclusive, T(0));
+    }
+    for (;;) {
+      bool empty = false;
+#pragma unroll
+      for (int j = 0; j < Depth; ++j) empty |= status_of(word[j]) == tile_empty;
+      if (!__any_sync(full_warp_mask, empty)) break;
+      if constexpr (SleepNs > 0) __nanosleep(SleepNs);
+#pragma unroll
+      for (int j = 0; j < Depth; ++j)
+        if (status_of(word[j]) == tile_empty) word[j] = observe(&states[nearest - (32 * j + lane)]);
+    }
 
-    const unsigned inclusive_lanes = __ballot_sync(full_warp_mask, status_of(word) == tile_inclusive);
-    const int last = inclusive_lanes != 0 ? __ffs(inclusive_lanes) - 1 : 31;  // the nearest INCLUSIVE
-    exclusive += warp_sum(lane <= last ? value_of<T>(word) : T(0));
-    if (inclusive_lanes != 0) break;
+    int last = window - 1;  // the slot of the nearest INCLUSIVE tile, if any
+    bool found = false;
+#pragma unroll
+    for (int j = 0; j < Depth; ++j) {
+      const unsigned inclusive_lanes = __ballot_sync(full_warp_mask, status_of(word[j]) == tile_inclusive);
+      if (!found && inclusive_lanes != 0) {
+        last = 32 * j + __ffs(inclusive_lanes) - 1;
+        found = true;
+      }
+    }
+    T mine = T(0);
+#pragma unroll
+    for (int j = 0; j < Depth; ++j)
+      if (32 * j + lane <= last) mine += value_of<T>(word[j]);
+    exclusive += warp_sum(mine);
+    if (found) break;
   }
   if (lane == 0) publish(&states[tile], pack_tile_word(tile_inclusive, exclusive + aggregate));
   return exclusive;
@@ -129,18 +160,18 @@ __device__ inline TakenTile take_tile(TileWord* states, std::int64_t n) {
 
 // The sum of all tiles before `tile`, to every thread of the block: warp 0
 // looks back, the others wait at the barrier.
-template <typename T>
+template <int Depth = 1, int SleepNs = 0, typename T>
 __device__ T prefix_of_tile(TileWord* states, std::int64_t tile, T total) {
   __shared__ T prefix;
   if (threadIdx.x < 32) {
-    const T p = look_back(states, tile, total);
+    const T p = look_back<Depth, SleepNs>(states, tile, total);
     if (threadIdx.x == 0) prefix = p;
   }
   __syncthreads();
   return prefix;
 }
 
-template <bool Exclusive, typename T>
+template <bool Exclusive, typename T, int Depth = 1, int SleepNs = 0>
 __global__ void __launch_bounds__(tile_threads)
     decoupled_lookback_kernel(const T* __restrict__ in, T* __restrict__ out, std::int64_t n, TileWord* states) {
   __shared__ T warp_totals[tile_warps];
@@ -148,19 +179,42 @@ __global__ void __launch_bounds__(tile_threads)
   TileItems<T> v;
   load_tile(in + tile.base, tile.count, v);
   const ThreadPrefixes<T> p = scan_tile_registers(v, warp_totals);
-  apply_prefixes<Exclusive>(v, p, prefix_of_tile(states, tile.index, p.total));
+  apply_prefixes<Exclusive>(v, p, prefix_of_tile<Depth, SleepNs>(states, tile.index, p.total));
   store_tile(out + tile.base, tile.count, v);
 }
 
-template <typename T>
+template <typename T, int Depth = 1, int SleepNs = 0>
 void decoupled_lookback_scan(const T* in, T* out, std::int64_t n, bool exclusive, void* scratch,
                              cudaStream_t stream) {
   const auto tiles = static_cast<unsigned>(cudalabs::ceil_div<std::int64_t>(n, tile_size));
   auto* states = static_cast<TileWord*>(scratch);
   reset_lookback(scratch, n, stream);
   if (exclusive)
-    decoupled_lookback_kernel<true, T><<<tiles, tile_threads, 0, stream>>>(in, out, n, states);
+    decoupled_lookback_kernel<true, T, Depth, SleepNs><<<tiles, tile_threads, 0, stream>>>(in, out, n, states);
   else
-    decoupled_lookback_kernel<false, T><<<tiles, tile_threads, 0, stream>>>(in, out, n, states);
+    decoupled_lookback_kernel<false, T, Depth, SleepNs><<<tiles, tile_threads, 0, stream>>>(in, out, n, states);
   CUDALABS_CHECK_LAUNCH("decoupled_lookback_kernel");
+}
+
+// ---- Step 4b — wide_lookback: 128 predecessors per round trip ----------------------
+//
+// Why decoupled_lookback stops at 0.88x CUB at n = 2^28 (H100, derived from the
+// records, not profiled): 6 resident blocks per SM × 132 SMs keep ~790 tiles
+// in progress, and a tile turns INCLUSIVE only after its own look-back, so the
+// nearest INCLUSIVE tile lags a few hundred tiles behind the newest. Each
+// 32-tile window of aggregates costs one L2 round trip (~0.5 µs) during which
+// the block's 8 warps hold their 16 KB and load nothing; at 73% of copy a
+// block lives ~12 µs (6 blocks × 32 KB per SM / 16.2 GB/s per SM) where its
+// load, scan and store need ~3. Four status words per lane read 128
+// predecessors in the same round trip: a look-back over L aggregates takes
+// L/128 round trips instead of L/32. A word still EMPTY (its tile not yet
+// reduced, ~1 µs) is polled again after a 256 ns pause instead of at once, so
+// waiting warps do not crowd the L2 slices that hold the hot status words
+// (CUB's sm_90 scan tuning pauses 648 ns).
+inline constexpr int wide_lookback_depth = 4;
+inline constexpr int wide_lookback_sleep_ns = 256;
+
+template <typename T>
+void wide_lookback_scan(const T* in, T* out, std::int64_t n, bool exclusive, void* scratch, cudaStream_t stream) {
+  decoupled_lookback_scan<T, wide_lookback_depth, wide_lookback_sleep_ns>(in, out, n, exclusive, scratch, stream);
 }

@@ -60,6 +60,14 @@ void decoupled_lookback(const float* in, float* out, std::int64_t n, bool exclus
   decoupled_lookback_scan(in, out, n, exclusive, scratch, stream);
 }
 
+std::size_t wide_lookback_scratch_bytes(std::int64_t n) { return lookback_scratch_bytes(n); }
+void wide_lookback(const int* in, int* out, std::int64_t n, bool exclusive, void* scratch, cudaStream_t stream) {
+  wide_lookback_scan(in, out, n, exclusive, scratch, stream);
+}
+void wide_lookback(const float* in, float* out, std::int64_t n, bool exclusive, void* scratch, cudaStream_t stream) {
+  wide_lookback_scan(in, out, n, exclusive, scratch, stream);
+}
+
 std::size_t compact_scratch_bytes(std::int64_t n) { return lookback_scratch_bytes(n); }
 void compact_positive(const int* in, int* out, std::int64_t* kept, std::int64_t n, void* scratch,
                       cudaStream_t stream) {
@@ -85,6 +93,10 @@ cudalabs::KernelResources scan_then_propagate_resources(Element element) {
 cudalabs::KernelResources decoupled_lookback_resources(Element element) {
   return resources(element, decoupled_lookback_kernel<false, int>, decoupled_lookback_kernel<false, float>,
                    tile_threads);
+}
+cudalabs::KernelResources wide_lookback_resources(Element element) {
+  return resources(element, decoupled_lookback_kernel<false, int, wide_lookback_depth, wide_lookback_sleep_ns>,
+                   decoupled_lookback_kernel<false, float, wide_lookback_depth, wide_lookback_sleep_ns>, tile_threads);
 }
 cudalabs::KernelResources compact_resources(Element element) {
   return resources(element, compact_positive_kernel<int>, compact_positive_kernel<float>, tile_threads);

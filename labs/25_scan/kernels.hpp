@@ -43,6 +43,11 @@ void decoupled_lookback(const int* in, int* out, std::int64_t n, bool exclusive,
                         cudaStream_t stream);
 void decoupled_lookback(const float* in, float* out, std::int64_t n, bool exclusive, void* scratch,
                         cudaStream_t stream);
+// The same pass, looking back over 128 predecessors per round trip (and
+// pausing before it polls a tile that has published nothing yet).
+std::size_t wide_lookback_scratch_bytes(std::int64_t n);
+void wide_lookback(const int* in, int* out, std::int64_t n, bool exclusive, void* scratch, cudaStream_t stream);
+void wide_lookback(const float* in, float* out, std::int64_t n, bool exclusive, void* scratch, cudaStream_t stream);
 
 // Stream compaction: the elements of in[0, n) that are > 0, in order, to
 // out[0, *kept); *kept (device memory) is how many. n < 2^31.
@@ -57,6 +62,7 @@ cudalabs::KernelResources hillis_steele_resources(Element element);
 cudalabs::KernelResources blelloch_resources(Element element);
 cudalabs::KernelResources scan_then_propagate_resources(Element element);
 cudalabs::KernelResources decoupled_lookback_resources(Element element);
+cudalabs::KernelResources wide_lookback_resources(Element element);
 cudalabs::KernelResources compact_resources(Element element);
 
 }  // namespace lab25

@@ -15,6 +15,7 @@
 //   blelloch             3 kernels, as above; Blelloch up-/down-sweep tiles of 1024, 2 items per thread
 //   scan_then_propagate  3 kernels, as above; tiles of 4096 scanned in registers with warp shuffles
 //   decoupled_lookback   1 kernel: register tiles, prefix from a look-back over predecessors' sums
+//   wide_lookback        the same, the look-back reading 128 predecessors per round trip, not 32
 //   compact              keep x > 0 in order: decoupled_lookback's pass over flags, then a scatter; 1 kernel
 //
 // Run: make run LAB=25   (n = 2^20, 2^28; --type int|float, --exclusive)
@@ -140,6 +141,7 @@ const ScanVariant<T> scan_variants[] = {
      lab25::scan_then_propagate_resources},
     {"decoupled_lookback", lab25::decoupled_lookback, lab25::decoupled_lookback_scratch_bytes,
      lab25::decoupled_lookback_resources},
+    {"wide_lookback", lab25::wide_lookback, lab25::wide_lookback_scratch_bytes, lab25::wide_lookback_resources},
 };
 
 // Poison for outputs: NaN for floats; for ints 0x7F7F7F7F = 2139062143, which no
@@ -285,6 +287,7 @@ int main(int argc, char** argv) {
                    {"blelloch", "3 kernels, as above; Blelloch up-/down-sweep tiles of 1024"},
                    {"scan_then_propagate", "3 kernels, as above; tiles of 4096 in registers, warp shuffles"},
                    {"decoupled_lookback", "1 kernel: register tiles, prefix by look-back over predecessors' sums"},
+                   {"wide_lookback", "decoupled_lookback reading 128 predecessors' status words per round trip"},
                    {"compact", "keep x > 0 in order: the look-back pass over flags, then a scatter; 1 kernel"}},
       .flags = {{.name = "type",
                  .help = "element type: int or float",

@@ -10,6 +10,9 @@ namespace lab29 {
 
 static_assert(Q8_0Blocks::bytes == gguf_block_bytes(Format::q8_0) && Q4_0Blocks::bytes == gguf_block_bytes(Format::q4_0),
               "the kernels must read GGUF's block sizes");
+static_assert(Q8_0Planar::gguf_bytes == gguf_block_bytes(Format::q8_0) &&
+                  Q4_0Planar::gguf_bytes == gguf_block_bytes(Format::q4_0),
+              "the planar layout holds GGUF's bytes");
 static_assert(Q8_0BlocksX4::bytes == aligned_block_bytes(Format::q8_0) &&
                   Q4_0BlocksX4::bytes == aligned_block_bytes(Format::q4_0),
               "the repacked blocks are the sizes kernels.hpp names");
@@ -41,6 +44,21 @@ void repack_aligned(Format f, const void* w, void* w_aligned, std::int64_t block
   if (f == Format::q8_0) ::repack_aligned<Q8_0Blocks, Q8_0BlocksX4>(w, w_aligned, blocks, stream);
   else ::repack_aligned<Q4_0Blocks, Q4_0BlocksX4>(w, w_aligned, blocks, stream);
 }
+void repack_planar(Format f, const void* w, void* w_planar, std::int64_t blocks, cudaStream_t stream) {
+  if (f == Format::q8_0) ::repack_planar<Q8_0Planar>(w, w_planar, blocks, stream);
+  else ::repack_planar<Q4_0Planar>(w, w_planar, blocks, stream);
+}
+void matvec_planar(Format f, const void* w_planar, QuantizedVector x, const float* residual, float* y, int rows,
+                   int cols, int warps_per_row, cudaStream_t stream) {
+  if (f == Format::q8_0)
+    ::matvec_planar<Q8_0Planar>(w_planar, x.q, x.d, x.sum, residual, y, rows, cols, warps_per_row, stream);
+  else ::matvec_planar<Q4_0Planar>(w_planar, x.q, x.d, x.sum, residual, y, rows, cols, warps_per_row, stream);
+}
+int matvec_planar_warps(Format f, int rows, int cols, int warps_per_row) {
+  return f == Format::q8_0 ? ::matvec_planar_warps<Q8_0Planar>(rows, cols, warps_per_row)
+                           : ::matvec_planar_warps<Q4_0Planar>(rows, cols, warps_per_row);
+}
+bool matvec_planar_supported(int warps_per_row) { return ::matvec_planar_supported(warps_per_row); }
 
 void add_rmsnorm_quant(const float* x, const float* delta, const float* g, float* h, QuantizedVector out, int tokens,
                        int dim, float eps, cudaStream_t stream) {
@@ -88,6 +106,10 @@ cudalabs::KernelResources matvec_dp4a_resources(Format f, bool aligned) {
 cudalabs::KernelResources matvec_dp4a_rows_resources(Format f, int rows_per_warp) {
   return f == Format::q8_0 ? ::matvec_dp4a_rows_resources<Q8_0BlocksX4>(rows_per_warp)
                            : ::matvec_dp4a_rows_resources<Q4_0BlocksX4>(rows_per_warp);
+}
+cudalabs::KernelResources matvec_planar_resources(Format f, int warps_per_row) {
+  return f == Format::q8_0 ? ::matvec_planar_resources<Q8_0Planar>(warps_per_row)
+                           : ::matvec_planar_resources<Q4_0Planar>(warps_per_row);
 }
 cudalabs::KernelResources add_rmsnorm_quant_resources() {
   return cudalabs::resources_of(add_rmsnorm_quant_kernel, norm_threads);

@@ -45,6 +45,17 @@ int matvec_rows_per_warp(Format f);              // the kernel file's choice
 bool matvec_rows_supported(int rows_per_warp);   // the counts it is built for
 // `blocks` GGUF blocks from w to the repacked layout at w_aligned (untimed, once).
 void repack_aligned(Format f, const void* w, void* w_aligned, std::int64_t blocks, cudaStream_t stream);
+// The planar layout: the same bytes as GGUF (blocks · gguf_block_bytes(f)),
+// every block's quants first (32 or 16 bytes each, row after row), then every
+// block's half scale. `blocks` GGUF blocks from w to w_planar (untimed, once).
+void repack_planar(Format f, const void* w, void* w_planar, std::int64_t blocks, cudaStream_t stream);
+// y = W·x (+ residual when not null) on the planar layout, 16-byte loads, the
+// row split over warps_per_row warps (1, 2, 4 or 8; 0: the kernel file's
+// choice for the shape). x.q 16-byte aligned.
+void matvec_planar(Format f, const void* w_planar, QuantizedVector x, const float* residual, float* y, int rows,
+                   int cols, int warps_per_row, cudaStream_t stream);
+int matvec_planar_warps(Format f, int rows, int cols, int warps_per_row);  // what warps_per_row 0 picks
+bool matvec_planar_supported(int warps_per_row);
 
 // ---- the rest of a decode step --------------------------------------------------------
 // h = x + delta (delta null: h = x, h not written); out = int8(h / rms(h) · g),
@@ -77,6 +88,7 @@ int attention_max_positions();
 cudalabs::KernelResources matvec_warp_per_row_resources(Format f);
 cudalabs::KernelResources matvec_dp4a_resources(Format f, bool aligned);
 cudalabs::KernelResources matvec_dp4a_rows_resources(Format f, int rows_per_warp);
+cudalabs::KernelResources matvec_planar_resources(Format f, int warps_per_row);  // 1, 2, 4 or 8
 cudalabs::KernelResources add_rmsnorm_quant_resources();
 cudalabs::KernelResources rope_resources();
 cudalabs::KernelResources swiglu_resources();

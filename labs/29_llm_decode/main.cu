@@ -15,12 +15,16 @@
 //   F_dp4a             fused, x quantised to int8 per 32 values (Q8_1-style), __dp4a
 //   F_dp4a_aligned     the same on blocks repacked to 36 (Q8_0) / 20 (Q4_0) bytes: 4-byte loads
 //   F_dp4a_rows        the same, R rows per warp, R chosen per format (--rows-per-warp)
+//   F_dp4a_wide        the planar layout (quants apart from scales: GGUF's bytes,
+//                      16-byte aligned): 16-byte loads, one warp per row
+//   F_dp4a_split       the same, each row split over W warps of a block, W from
+//                      the shape (--warps-per-row): all of a row's loads in flight
 //   rmsnorm_quant      residual add + RMSNorm + int8 quantisation in one kernel
 //   rope               rotary embedding of q and k (pairs 2i, 2i+1, Llama's convention)
 //   swiglu             silu(gate) · up
 //   argmax             index of the largest logit, left on the device
-//   decode_eager       one Llama-style layer for one token: 13 launches, one by one
-//   decode_graph       the same launches captured once into a CUDA graph
+//   decode_eager       one Llama-style layer for one token: 14 kernels, launched one by one
+//   decode_graph       the same 14 launches captured once into a CUDA graph
 // The small kernels run at batch 1 and at --tokens (a batch large enough to be
 // bound by bandwidth, not by the launch).
 //
@@ -93,6 +97,8 @@ struct Settings {
   std::int64_t tokens = 0;  // 0: enough for each kernel to move 256 MiB
   int layers = 0;           // 0: enough copies of the weights to fill 2 × L2
   int rows_per_warp = 0;    // 0: the kernel file's choice per format
+  int warps_per_row = 0;    // 0: the kernel file's choice per shape
+  bool decode_split = true; // the decode step's matvecs: F_dp4a_split (else F_dp4a_rows)
   Format decode_format = Format::q8_0;
   bool quick = false;
 };
@@ -115,6 +121,14 @@ Settings settings_of(const cudalabs::Options& o) {
   if (s.rows_per_warp != 0 && !lab29::matvec_rows_supported(s.rows_per_warp))
     throw cudalabs::UsageError("--rows-per-warp " + std::to_string(s.rows_per_warp) +
                                ": the kernels are built for 1, 2 or 4 rows per warp (0: the kernel file's choice).");
+  s.warps_per_row = static_cast<int>(o.integer("warps-per-row"));
+  if (s.warps_per_row != 0 && !lab29::matvec_planar_supported(s.warps_per_row))
+    throw cudalabs::UsageError("--warps-per-row " + std::to_string(s.warps_per_row) +
+                               ": the split kernels are built for 1, 2, 4 or 8 warps per row (0: chosen per shape).");
+  const std::string matvec = o.text("decode-matvec");
+  if (matvec != "split" && matvec != "rows")
+    throw cudalabs::UsageError("--decode-matvec " + matvec + ": split or rows. Example: --decode-matvec rows");
+  s.decode_split = matvec == "split";
   const std::string format = o.text("decode-format");
   if (format != "q8_0" && format != "q4_0")
     throw cudalabs::UsageError("--decode-format " + format + ": q8_0 or q4_0. Example: --decode-format q4_0");
@@ -156,14 +170,18 @@ void upload_copies(DeviceBuffer<std::uint8_t>& dst, const std::vector<std::uint8
   CUDALABS_CHECK(cudaDeviceSynchronize());
 }
 
-// Each GGUF copy of `gguf` repacked into the same copy of `aligned`, by the
-// kernel file's repack_aligned (untimed: a loader does it once).
-void repack_copies(Format f, const DeviceBuffer<std::uint8_t>& gguf, DeviceBuffer<std::uint8_t>& aligned, int copies,
-                   std::int64_t blocks, cudaStream_t stream) {
-  const std::size_t from = gguf.size() / copies, to = aligned.size() / copies;
-  for (int c = 0; c < copies; ++c) lab29::repack_aligned(f, gguf.data() + c * from, aligned.data() + c * to, blocks, stream);
+// Each GGUF copy of `gguf` repacked into the same copy of `out` by `repack`,
+// the kernel file's repack_aligned or repack_planar (untimed: a loader does it once).
+using Repack = void (*)(Format, const void*, void*, std::int64_t, cudaStream_t);
+void repack_copies(Repack repack, Format f, const DeviceBuffer<std::uint8_t>& gguf, DeviceBuffer<std::uint8_t>& out,
+                   int copies, std::int64_t blocks, cudaStream_t stream) {
+  const std::size_t from = gguf.size() / copies, to = out.size() / copies;
+  for (int c = 0; c < copies; ++c) repack(f, gguf.data() + c * from, out.data() + c * to, blocks, stream);
   CUDALABS_CHECK(cudaStreamSynchronize(stream));
 }
+
+// The room one planar copy takes in a buffer of copies: its bytes rounded up to 256.
+std::size_t planar_copy_bytes(std::size_t bytes) { return cudalabs::ceil_div<std::size_t>(bytes, 256) * 256; }
 
 // int8 activations on the device: q, per-block scales, per-block sums.
 struct DeviceQuantVector {
@@ -301,6 +319,10 @@ void measure_matvec(cudalabs::Session& s, cudalabs::Cublas& blas, const Settings
   const int copies = layer_copies(settings, static_cast<double>(gguf_bytes), s.device());
   DeviceBuffer<std::uint8_t> d_w(copies * gguf_bytes, "quantised W, every layer copy");
   DeviceBuffer<std::uint8_t> d_wa(copies * aligned_bytes, "repacked W, every layer copy");
+  // Each planar copy starts 256-byte aligned (the kernels load 16 bytes at a
+  // time; 333 blocks of 34 bytes, the tiny model's, are not a multiple of 16).
+  const std::size_t planar_bytes = planar_copy_bytes(gguf_bytes);
+  DeviceBuffer<std::uint8_t> d_wp(copies * planar_bytes, "planar W, every layer copy");
   DeviceBuffer<float> d_x(static_cast<std::size_t>(cols), "x"), d_y(static_cast<std::size_t>(rows), "y");
   DeviceQuantVector d_xq(static_cast<std::size_t>(cols), "int8 x");
 
@@ -316,7 +338,8 @@ void measure_matvec(cudalabs::Session& s, cudalabs::Cublas& blas, const Settings
     const auto x = cudalabs::random_floats(static_cast<std::size_t>(cols), cudalabs::mix_seed(seed, 2));
     const auto xq = ref::quantize_vector(x);
     upload_copies(d_w, w.bytes, copies);
-    repack_copies(f, d_w, d_wa, copies, blocks, s.stream());
+    repack_copies(lab29::repack_aligned, f, d_w, d_wa, copies, blocks, s.stream());
+    repack_copies(lab29::repack_planar, f, d_w, d_wp, copies, blocks, s.stream());
     d_x.upload(x);
     d_xq.upload(xq);
     y_float = ref::matvec(w, x);
@@ -437,6 +460,26 @@ void measure_matvec(cudalabs::Session& s, cudalabs::Cublas& blas, const Settings
         .new_inputs = new_inputs,
         .resources = lab29::matvec_dp4a_rows_resources(f, settings.rows_per_warp)};
     m.extra["rows_per_warp"] = settings.rows_per_warp ? settings.rows_per_warp : lab29::matvec_rows_per_warp(f);
+    finish(m);
+  }
+  // The planar layout: one warp per row (wide), then W warps per row (split).
+  for (const auto& [suffix, asked] : {std::pair{"_dp4a_wide", 1}, std::pair{"_dp4a_split", settings.warps_per_row}}) {
+    if (!s.selected(name + suffix)) continue;
+    const int warps = lab29::matvec_planar_warps(f, rows, cols, asked);
+    cudalabs::Measurement m{
+        .variant = name + suffix,
+        .size = point,
+        .work = work,
+        .run =
+            [&, warps](cudaStream_t st) {
+              lab29::matvec_planar(f, d_wp.data() + layer.advance() * planar_bytes, d_xq.view(), nullptr, d_y.data(),
+                                   rows, cols, warps, st);
+            },
+        .check = check_int8,
+        .poison = poison,
+        .new_inputs = new_inputs,
+        .resources = lab29::matvec_planar_resources(f, warps)};
+    m.extra["warps_per_row"] = warps;
     finish(m);
   }
 }
@@ -604,13 +647,13 @@ void measure_argmax(cudalabs::Session& s, const Model& model) {
 // The weights of one layer, GGUF-quantised, and their repacked copies on the device.
 struct LayerMatrix {
   ref::QuantMatrix host;
-  DeviceBuffer<std::uint8_t> device;  // `copies` repacked copies
+  DeviceBuffer<std::uint8_t> device;  // `copies` repacked (planar or 4-byte-aligned) copies
   std::size_t copy_bytes = 0;
   const void* copy(int c) const { return device.data() + c * copy_bytes; }
 };
 
 // The new token at position p = positions - 1 of a cache that holds positions
-// 0..p-1, for one layer (13 launches):
+// 0..p-1, for one layer (13 launcher calls, 14 kernels):
 //   a1 = int8(rmsnorm(h_in)·g1)                            add_rmsnorm_quant (no residual)
 //   qkv = Wqkv·a1                                          matvec (q, k, v of all heads in one)
 //   q, k = rope(q, k, p)                                   rope
@@ -620,12 +663,13 @@ struct LayerMatrix {
 //   h_mid = h_in + attn; a2 = int8(rmsnorm(h_mid)·g2)       add_rmsnorm_quant
 //   gu = Wgate_up·a2                                       matvec (gate and up in one)
 //   h_out = h_mid + Wdown·int8(silu(gate)·up)              swiglu, quantize_q8, matvec (+ residual)
-// Every matvec is matvec_dp4a_rows on repacked blocks of `format`. The
+// Every matvec is matvec_planar (F_dp4a_split) on the planar layout of `format`,
+// or with --decode-matvec rows matvec_dp4a_rows on 4-byte-aligned blocks. The
 // matrices are the model: drawn once; new_inputs draws a new hidden state,
 // new norm weights and a new cache.
 class DecodeStep {
  public:
-  static constexpr int launches = 13;
+  static constexpr int launches = 14;  // kernels: attention_decode is two
 
   // The weights from weight_seed, repacked on `stream`; rotated copies to fill 2 × dev's L2.
   DecodeStep(const Model& m, const Settings& settings, int positions, const cudalabs::DeviceInfo& dev,
@@ -634,6 +678,8 @@ class DecodeStep {
         f_(settings.decode_format),
         positions_(positions),
         rows_per_warp_(settings.rows_per_warp),
+        warps_per_row_(settings.warps_per_row),
+        split_(settings.decode_split),
         qkv_rows_((m.q_heads + 2 * m.kv_heads) * m.head_dim),
         kv_dim_(m.kv_heads * m.head_dim),
         inv_freq_(ref::rope_inv_freq(m.rope_base, m.head_dim)),
@@ -671,11 +717,12 @@ class DecodeStep {
       LayerMatrix& lm = matrices_[i];
       lm.host = ref::quantize_matrix(f_, cudalabs::random_floats(values, cudalabs::mix_seed(weight_seed, i), -a, a), rows, cols);
       const std::int64_t blocks = static_cast<std::int64_t>(values / ref::qk);
-      lm.copy_bytes = static_cast<std::size_t>(blocks) * lab29::aligned_block_bytes(f_);
+      lm.copy_bytes = split_ ? planar_copy_bytes(static_cast<std::size_t>(blocks) * lab29::gguf_block_bytes(f_))
+                             : static_cast<std::size_t>(blocks) * lab29::aligned_block_bytes(f_);
       lm.device = DeviceBuffer<std::uint8_t>(copies_ * lm.copy_bytes, "a layer's repacked weights, every copy");
       DeviceBuffer<std::uint8_t> gguf(lm.host.bytes, "a layer's GGUF weights");
       max_abs_[i] = ref::max_abs_value(lm.host);
-      lab29::repack_aligned(f_, gguf.data(), lm.device.data(), blocks, stream);
+      (split_ ? lab29::repack_planar : lab29::repack_aligned)(f_, gguf.data(), lm.device.data(), blocks, stream);
       CUDALABS_CHECK(cudaStreamSynchronize(stream));
       for (int c = 1; c < copies_; ++c)
         CUDALABS_CHECK(cudaMemcpy(lm.device.data() + c * lm.copy_bytes, lm.device.data(), lm.copy_bytes,
@@ -705,11 +752,18 @@ class DecodeStep {
     d_v_cache_.upload(v_cache_);
   }
 
+  // y = matrix i (copy c) · x (+ residual): the step's one matvec kernel.
+  void matvec(int i, int c, lab29::QuantizedVector x, const float* residual, float* y, int rows, int cols,
+              cudaStream_t st) const {
+    if (split_) lab29::matvec_planar(f_, matrices_[i].copy(c), x, residual, y, rows, cols, warps_per_row_, st);
+    else lab29::matvec_dp4a_rows(f_, matrices_[i].copy(c), x, residual, y, rows, cols, rows_per_warp_, st);
+  }
+
   void enqueue(cudaStream_t st, int c) {
     const int p = positions_ - 1, hd = m_.head_dim, nq = m_.q_heads, nkv = m_.kv_heads;
-    const int D = m_.hidden, F = m_.mlp, R = rows_per_warp_;
+    const int D = m_.hidden, F = m_.mlp;
     lab29::add_rmsnorm_quant(d_h_in_.data(), nullptr, d_g1_.data(), nullptr, a1_.view(), 1, D, m_.norm_eps, st);
-    lab29::matvec_dp4a_rows(f_, matrices_[0].copy(c), a1_.view(), nullptr, d_qkv_.data(), qkv_rows_, D, R, st);
+    matvec(0, c, a1_.view(), nullptr, d_qkv_.data(), qkv_rows_, D, st);
     float* q = d_qkv_.data();
     float* k = q + static_cast<std::ptrdiff_t>(nq) * hd;
     float* v = k + kv_dim_;
@@ -718,13 +772,13 @@ class DecodeStep {
     lab29::attention_decode(d_q_rot_.data(), d_k_cache_.data(), d_v_cache_.data(), d_o_.data(), d_attn_ws_.data(),
                             positions_, nq, nkv, hd, st);
     lab29::quantize_q8(d_o_.data(), o_q_.view(), D, st);
-    lab29::matvec_dp4a_rows(f_, matrices_[1].copy(c), o_q_.view(), nullptr, d_attn_.data(), D, D, R, st);
+    matvec(1, c, o_q_.view(), nullptr, d_attn_.data(), D, D, st);
     lab29::add_rmsnorm_quant(d_h_in_.data(), d_attn_.data(), d_g2_.data(), d_h_mid_.data(), a2_.view(), 1, D,
                              m_.norm_eps, st);
-    lab29::matvec_dp4a_rows(f_, matrices_[2].copy(c), a2_.view(), nullptr, d_gu_.data(), 2 * F, D, R, st);
+    matvec(2, c, a2_.view(), nullptr, d_gu_.data(), 2 * F, D, st);
     lab29::swiglu(d_gu_.data(), d_gu_.data() + F, d_s_.data(), F, st);
     lab29::quantize_q8(d_s_.data(), s_q_.view(), F, st);
-    lab29::matvec_dp4a_rows(f_, matrices_[3].copy(c), s_q_.view(), d_h_mid_.data(), d_h_out_.data(), D, F, R, st);
+    matvec(3, c, s_q_.view(), d_h_mid_.data(), d_h_out_.data(), D, F, st);
   }
 
   // Everything the step writes, the cache's row p included, and the attention
@@ -848,7 +902,9 @@ class DecodeStep {
  private:
   const Model& m_;
   Format f_;
-  int positions_, rows_per_warp_, qkv_rows_, kv_dim_;
+  int positions_, rows_per_warp_, warps_per_row_;
+  bool split_;
+  int qkv_rows_, kv_dim_;
   int copies_ = 1;
   double weight_bytes_ = 0;
   LayerMatrix matrices_[4];  // qkv, o, gate_up, down
@@ -873,6 +929,12 @@ void measure_decode(cudalabs::Session& s, const Model& model, const Settings& se
   step.new_inputs(s.seed());
   const cudalabs::Point point{{"hidden", model.hidden}, {"kv", positions}};
   Rotation layer{step.copies()};
+  // The resources row shows the step's matvec kernel, as the down projection (hidden × mlp) runs it.
+  const cudalabs::KernelResources decode_resources =
+      settings.decode_split
+          ? lab29::matvec_planar_resources(settings.decode_format, lab29::matvec_planar_warps(settings.decode_format, model.hidden,
+                                                                                              model.mlp, settings.warps_per_row))
+          : lab29::matvec_dp4a_rows_resources(settings.decode_format, settings.rows_per_warp);
   auto measurement = [&](const std::string& variant, std::function<void(cudaStream_t)> run) {
     cudalabs::Measurement m{.variant = variant,
                             .size = point,
@@ -881,8 +943,9 @@ void measure_decode(cudalabs::Session& s, const Model& model, const Settings& se
                             .check = [&] { return step.check(); },
                             .poison = [&](cudaStream_t st) { step.poison(st); },
                             .new_inputs = [&](std::uint64_t seed) { step.new_inputs(seed); },
-                            .resources = lab29::matvec_dp4a_rows_resources(settings.decode_format, settings.rows_per_warp)};
+                            .resources = decode_resources};
     m.extra["launches"] = DecodeStep::launches;
+    m.extra["split_matvec"] = settings.decode_split ? 1 : 0;
     m.extra["layers"] = step.copies();
     m.extra["format_bits"] = settings.decode_format == Format::q8_0 ? 8 : 4;
     return m;
@@ -916,7 +979,8 @@ int main(int argc, char** argv) {
       .title = "LLM decoding: quantised matvecs at DRAM speed, the small kernels, CUDA graphs",
       .about = "One token of a Llama-style model on the GPU. y = W·x over GGUF Q8_0/Q4_0 weights (dequantise + cuBLAS\n"
                "SGEMV as the baseline, then fused kernels: float, int8 activations with __dp4a, 4-byte-aligned\n"
-               "repacked blocks, R rows per warp), as % of the copy bandwidth on the bytes they must read; RMSNorm\n"
+               "repacked blocks, R rows per warp, a planar layout with 16-byte loads, rows split over warps), as %\n"
+               "of the copy bandwidth on the bytes they must read; RMSNorm\n"
                "(+ residual add + int8), RoPE, SwiGLU and argmax at batch 1 and at a batch of tokens; one layer's\n"
                "decode step launched kernel by kernel and as a CUDA graph. Models: 8b (Llama-3-8B: hidden 4096,\n"
                "MLP 14336, 32 q / 8 kv heads of 128), small (Qwen2-0.5B-sized: 896, 4864, 14 / 2 heads of 64),\n"
@@ -932,18 +996,22 @@ int main(int argc, char** argv) {
                    {"q8_0_dp4a", "fused, int8 x (per-32 scale and sum), __dp4a; 34-byte blocks (2-byte loads)"},
                    {"q8_0_dp4a_aligned", "q8_0_dp4a on blocks repacked to 36 bytes (4-byte loads)"},
                    {"q8_0_dp4a_rows", "q8_0_dp4a_aligned with R rows per warp (R tuned per format)"},
+                   {"q8_0_dp4a_wide", "planar layout (quants apart from scales, GGUF's bytes): 16-byte loads, a warp per row"},
+                   {"q8_0_dp4a_split", "q8_0_dp4a_wide with each row split over W warps, W from the shape"},
                    {"q4_0_dequant_cublas", "baseline: Q4_0 -> fp32 matrix, then cublasSgemv (2 kernels)", true},
                    {"q4_0_warp_per_row", "fused: a warp per row, dequantised in registers, fp32 x"},
                    {"q4_0_dp4a", "fused, int8 x, __dp4a on nibbles; 18-byte blocks (2-byte loads)"},
                    {"q4_0_dp4a_aligned", "q4_0_dp4a on blocks repacked to 20 bytes (4-byte loads)"},
                    {"q4_0_dp4a_rows", "q4_0_dp4a_aligned with R rows per warp (R tuned per format)"},
+                   {"q4_0_dp4a_wide", "planar layout (quants apart from scales, GGUF's bytes): 16-byte loads, a warp per row"},
+                   {"q4_0_dp4a_split", "q4_0_dp4a_wide with each row split over W warps, W from the shape"},
                    {"rmsnorm_quant", "h = x + delta, RMSNorm(h)·g, int8 per 32: one kernel (batch 1 and --tokens)"},
                    {"rope", "rotary embedding of q and k, pairs (2i, 2i+1) (batch 1 and --tokens)"},
                    {"swiglu", "silu(gate)·up (batch 1 and --tokens)"},
                    {"argmax", "index of the largest logit over the vocabulary, kept on the device"},
-                   {"decode_eager", "one layer for one token: 13 kernels launched one by one (the graph's reference)",
+                   {"decode_eager", "one layer for one token: 14 kernels launched one by one (the graph's reference)",
                     true},
-                   {"decode_graph", "the same 13 launches as one CUDA graph, instantiated once"}},
+                   {"decode_graph", "the same 14 launches as one CUDA graph, instantiated once"}},
       .flags = {{.name = "model",
                  .help = "8b, small, tiny, or a list (default 8b,small; tiny with --quick)",
                  .kind = cudalabs::ExtraFlag::Kind::text},
@@ -958,10 +1026,20 @@ int main(int argc, char** argv) {
                  .min = 0,
                  .max = max_layer_copies},
                 {.name = "rows-per-warp",
-                 .help = "R of the *_dp4a_rows kernels and the decode step: 1, 2 or 4 (0: the kernel file's choice)",
+                 .help = "R of the *_dp4a_rows kernels (and of the decode step with --decode-matvec rows): 1, 2 or 4 (0: "
+                         "the kernel file's choice)",
                  .default_value = "0",
                  .min = 0,
                  .max = 4},
+                {.name = "warps-per-row",
+                 .help = "W of the *_dp4a_split kernels and the decode step: 1, 2, 4 or 8 (0: chosen per shape)",
+                 .default_value = "0",
+                 .min = 0,
+                 .max = 8},
+                {.name = "decode-matvec",
+                 .help = "the decode step's matvec: split (F_dp4a_split, planar layout) or rows (F_dp4a_rows)",
+                 .kind = cudalabs::ExtraFlag::Kind::text,
+                 .default_value = "split"},
                 {.name = "decode-format",
                  .help = "weights of the decode step: q8_0 or q4_0",
                  .kind = cudalabs::ExtraFlag::Kind::text,
@@ -979,7 +1057,8 @@ int main(int argc, char** argv) {
       const int first_kv = static_cast<int>(s.points().front().at("kv"));
       for (Format f : {Format::q8_0, Format::q4_0}) {
         const std::string n = format_name(f);
-        if (!any_selected(s, {n + "_dequant_cublas", n + "_warp_per_row", n + "_dp4a", n + "_dp4a_aligned", n + "_dp4a_rows"}))
+        if (!any_selected(s, {n + "_dequant_cublas", n + "_warp_per_row", n + "_dp4a", n + "_dp4a_aligned", n + "_dp4a_rows",
+                              n + "_dp4a_wide", n + "_dp4a_split"}))
           continue;
         if (!blas) blas.emplace();
         for (const MatvecShape& shape : model->matvecs) measure_matvec(s, *blas, settings, f, shape);

@@ -25,6 +25,11 @@
 //   the same on the 36 (20)-byte repacked blocks: 4-byte quant loads
 //   the same with R rows per warp (each x block loaded once for R rows, R rows'
 //                         loads in flight), R chosen per format
+//   matvec_planar<W=1>    the planar layout (quants apart from scales, the GGUF
+//                         bytes, no padding): 16-byte loads, one warp per row
+//   matvec_planar<W>      the same with a row split over W warps of a block, W
+//                         chosen from the shape so that all of a row's loads are
+//                         in flight at once and the GPU is full
 //
 // Every kernel: a warp owns a row (or R rows); 4 lanes share each 32-value
 // block, 8 values each, so one warp step covers 8 consecutive blocks and the
@@ -308,5 +313,202 @@ cudalabs::KernelResources matvec_dp4a_rows_resources(int rows_per_warp) {
     case 1: return cudalabs::resources_of(matvec_dp4a_kernel<BlocksX4, 1>, mv_threads);
     case 2: return cudalabs::resources_of(matvec_dp4a_kernel<BlocksX4, 2>, mv_threads);
     default: return cudalabs::resources_of(matvec_dp4a_kernel<BlocksX4, 4>, mv_threads);
+  }
+}
+
+// ---- v5, v6: the planar layout, 16-byte loads; a row split over W warps ---------------
+//
+// Why v1..v4 stop near 42% of copy at 4096×14336 (H100): one warp per row is
+// 4096 warps, under half of the 132 × 64 = 8448 an H100 holds, and each lane
+// has at most mv_unroll × 9 words (~1.2 KB per warp) in flight before it must
+// wait: 14 round trips to DRAM, one after the other, per 14336-value row.
+//
+// The planar layout: the same bytes as GGUF, in two arrays: every block's
+// quants, block after block and row after row (32 bytes per Q8_0 block, 16 per
+// Q4_0 block), then every block's half scale. The quants of a row are then one
+// 16-byte-aligned stream, so a lane loads 16 of them per instruction (a warp:
+// 512 contiguous bytes); no pad bytes are read (the repacked 36/20-byte blocks
+// read 5.9%/11% more). A "chunk" is 16 bytes of quants: half a Q8_0 block, or a
+// whole Q4_0 block.
+//
+// The kernel: 256 threads = 8 warps; W warps share a row (8 / W rows per
+// block); lane l of the row's warp p takes chunks p·32 + l, then every 32·W-th,
+// issuing mv_unroll loads before using them; the W warp sums meet in shared
+// memory. Choosing W so that each lane has at most mv_unroll chunks puts all
+// of a row's loads in flight at once; the 4096×14336 Q8_0 matrix becomes
+// 32768 warps of 3.5 loads each instead of 4096 warps of 14 round trips.
+inline constexpr int mv_split_warps = 8;
+inline constexpr int mv_split_threads = 32 * mv_split_warps;
+inline constexpr int mv_chunk_bytes = 16;
+
+// One 16-byte chunk of quants times the int8 x: the integer dot, exact in int32.
+struct Q8_0Planar {
+  static constexpr int gguf_bytes = 34;
+  static constexpr int quant_bytes = 32;
+  static constexpr int chunks_per_block = 2;  // values 16h .. 16h+15 of block k/2, h = k % 2
+  static constexpr int min_blocks = 4;        // per SM (the kernel's register bound)
+  __device__ static int dot_chunk(int4 w, const std::int8_t* __restrict__ xq, const int* __restrict__ /*xsum*/,
+                                  std::int64_t k) {
+    const int4 x = __ldg(reinterpret_cast<const int4*>(xq) + k);
+    return __dp4a(w.x, x.x, __dp4a(w.y, x.y, __dp4a(w.z, x.z, __dp4a(w.w, x.w, 0))));
+  }
+};
+
+struct Q4_0Planar {
+  static constexpr int gguf_bytes = 18;
+  static constexpr int quant_bytes = 16;
+  static constexpr int chunks_per_block = 1;  // byte j: value j (low nibble), value j + 16 (high)
+  static constexpr int min_blocks = 3;
+  __device__ static int dot_chunk(int4 w, const std::int8_t* __restrict__ xq, const int* __restrict__ xsum,
+                                  std::int64_t k) {
+    const int4 lo = __ldg(reinterpret_cast<const int4*>(xq) + 2 * k);      // x values 0..15 of block k
+    const int4 hi = __ldg(reinterpret_cast<const int4*>(xq) + 2 * k + 1);  // x values 16..31
+    constexpr int m = 0x0F0F0F0F;
+    int s = __dp4a(w.x & m, lo.x, __dp4a(w.y & m, lo.y, __dp4a(w.z & m, lo.z, __dp4a(w.w & m, lo.w, 0))));
+    s = __dp4a((w.x >> 4) & m, hi.x, __dp4a((w.y >> 4) & m, hi.y, __dp4a((w.z >> 4) & m, hi.z, __dp4a((w.w >> 4) & m, hi.w, s))));
+    return s - 8 * __ldg(xsum + k);  // Σ (n - 8)·q = Σ n·q - 8·Σ q
+  }
+};
+
+// One thread per GGUF block (untimed, at load time): its quants to the first
+// array, glued from 2-byte-aligned halves into words, its scale to the second.
+template <int SrcBytes>
+__global__ void repack_planar_kernel(const std::uint8_t* __restrict__ src, std::uint8_t* __restrict__ dst,
+                                     std::int64_t blocks) {
+  constexpr int quant_words = (SrcBytes - 2) / 4;
+  auto* scales = reinterpret_cast<std::uint16_t*>(dst + blocks * (SrcBytes - 2));
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t b = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; b < blocks; b += stride) {
+    const auto* u = reinterpret_cast<const std::uint16_t*>(src + b * SrcBytes);
+    auto* q = reinterpret_cast<std::uint32_t*>(dst + b * (SrcBytes - 2));
+    scales[b] = u[0];
+#pragma unroll
+    for (int k = 0; k < quant_words; ++k) q[k] = two_halves(u[1 + 2 * k], u[2 + 2 * k]);
+  }
+}
+
+template <typename Planar>
+void repack_planar(const void* src, void* dst, std::int64_t blocks, cudaStream_t stream) {
+  static_assert(Planar::quant_bytes == Planar::chunks_per_block * mv_chunk_bytes && Planar::quant_bytes % 16 == 0,
+                "a block's quants are whole 16-byte chunks, so every row of quants stays 16-byte aligned");
+  const auto grid = static_cast<unsigned>(std::min<std::int64_t>(cudalabs::ceil_div<std::int64_t>(blocks, 256), 4096));
+  repack_planar_kernel<Planar::gguf_bytes><<<std::max(grid, 1u), 256, 0, stream>>>(
+      static_cast<const std::uint8_t*>(src), static_cast<std::uint8_t*>(dst), blocks);
+  CUDALABS_CHECK_LAUNCH("repack_planar_kernel");
+}
+
+// Planar::min_blocks blocks per SM: Q8_0 4 (at most 64 registers), Q4_0 3
+// (its x is 32 bytes per chunk, not 16: ~75 registers; held to 64 it spills).
+// 3 blocks are 24 warps × 32 lanes × mv_unroll × 16 B = 48 KB of loads in
+// flight per SM, twice the ~20 KB that DRAM's latency asks for.
+template <typename Planar, int W>
+__global__ void __launch_bounds__(mv_split_threads, Planar::min_blocks)
+    matvec_planar_kernel(const std::uint8_t* __restrict__ w, const std::int8_t* __restrict__ xq,
+                         const float* __restrict__ xd, const int* __restrict__ xsum, const float* __restrict__ residual,
+                         float* __restrict__ y, int rows, int nb) {
+  static_assert(mv_split_warps % W == 0, "W warps per row must divide the block's 8 warps");
+  constexpr int rows_per_block = mv_split_warps / W;
+  __shared__ float warp_sums[mv_split_warps];
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int row = static_cast<int>(blockIdx.x) * rows_per_block + warp / W;
+  const int chunks = nb * Planar::chunks_per_block;  // per row
+  float acc = 0.0f;
+  if (row < rows) {  // no early return: every warp reaches the barrier below
+    const std::int64_t blocks = static_cast<std::int64_t>(rows) * nb;
+    const auto* wrow = reinterpret_cast<const int4*>(w) + static_cast<std::int64_t>(row) * chunks;
+    const auto* scales = reinterpret_cast<const std::uint16_t*>(w + blocks * Planar::quant_bytes) +
+                         static_cast<std::int64_t>(row) * nb;
+    for (int k0 = (warp % W) * 32 + lane; k0 < chunks; k0 += mv_unroll * 32 * W) {
+      int4 q[mv_unroll];
+      std::uint16_t d[mv_unroll];
+#pragma unroll
+      for (int u = 0; u < mv_unroll; ++u) {
+        const int k = k0 + u * 32 * W;
+        if (k < chunks) {
+          q[u] = __ldcs(wrow + k);  // read once: streamed past L2 (evict-first), leaving x its lines
+          d[u] = __ldcs(scales + k / Planar::chunks_per_block);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < mv_unroll; ++u) {
+        const int k = k0 + u * 32 * W;
+        if (k >= chunks) continue;
+        const int b = k / Planar::chunks_per_block;
+        acc += half_bits_to_float(d[u]) * __ldg(xd + b) * static_cast<float>(Planar::dot_chunk(q[u], xq, xsum, k));
+      }
+    }
+  }
+  acc = warp_allreduce(acc, SumOp{});
+  if constexpr (W > 1) {
+    if (lane == 0) warp_sums[warp] = acc;
+    __syncthreads();
+    if (lane != 0 || warp % W != 0) return;
+    acc = 0.0f;
+#pragma unroll
+    for (int p = 0; p < W; ++p) acc += warp_sums[warp + p];  // the same order every run: deterministic
+  }
+  if (lane == 0 && row < rows) y[row] = residual ? acc + residual[row] : acc;
+}
+
+// The W the launcher picks: the fewest warps per row that give each lane at
+// most mv_unroll chunks (all of a row's loads in flight in one round trip) and
+// the GPU at least `resident_warps` warps (an H100: 132 SMs × 64), never more
+// warps than the row has 32-chunk strips.
+inline int planar_warps_per_row(int rows, int chunks_per_row, int resident_warps) {
+  const int strips = cudalabs::ceil_div(chunks_per_row, 32);
+  int warps = 1;
+  while (warps < mv_split_warps && warps < strips &&
+         (cudalabs::ceil_div(chunks_per_row, 32 * warps) > mv_unroll ||
+          static_cast<std::int64_t>(rows) * warps < resident_warps))
+    warps *= 2;
+  return warps;
+}
+
+inline bool matvec_planar_supported(int warps_per_row) {
+  return warps_per_row == 1 || warps_per_row == 2 || warps_per_row == 4 || warps_per_row == 8;
+}
+
+// The warps the device holds at once: SMs × max threads per SM / 32 (one
+// attribute query, no synchronisation).
+inline int resident_warps_of_device() {
+  int device = 0, sms = 0, threads = 0;
+  CUDALABS_CHECK(cudaGetDevice(&device));
+  CUDALABS_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  CUDALABS_CHECK(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  return sms * threads / 32;
+}
+
+template <typename Planar>
+int matvec_planar_warps(int rows, int cols, int warps_per_row) {
+  if (warps_per_row != 0) return warps_per_row;
+  return planar_warps_per_row(rows, cols / mv_block_values * Planar::chunks_per_block, resident_warps_of_device());
+}
+
+// y = W·x (+ residual) on the planar layout; warps_per_row 0: the choice above.
+// xq must be 16-byte aligned (int4 loads of x).
+template <typename Planar>
+void matvec_planar(const void* w, const std::int8_t* xq, const float* xd, const int* xsum, const float* residual,
+                   float* y, int rows, int cols, int warps_per_row, cudaStream_t stream) {
+  const int warps = matvec_planar_warps<Planar>(rows, cols, warps_per_row);
+  const auto grid = static_cast<unsigned>(cudalabs::ceil_div(rows, mv_split_warps / warps));
+  const auto* wb = static_cast<const std::uint8_t*>(w);
+  const int nb = cols / mv_block_values;
+  switch (warps) {
+    case 1: matvec_planar_kernel<Planar, 1><<<grid, mv_split_threads, 0, stream>>>(wb, xq, xd, xsum, residual, y, rows, nb); break;
+    case 2: matvec_planar_kernel<Planar, 2><<<grid, mv_split_threads, 0, stream>>>(wb, xq, xd, xsum, residual, y, rows, nb); break;
+    case 4: matvec_planar_kernel<Planar, 4><<<grid, mv_split_threads, 0, stream>>>(wb, xq, xd, xsum, residual, y, rows, nb); break;
+    case 8: matvec_planar_kernel<Planar, 8><<<grid, mv_split_threads, 0, stream>>>(wb, xq, xd, xsum, residual, y, rows, nb); break;
+    default: throw cudalabs::UsageError("warps per row must be 1, 2, 4 or 8");
+  }
+  CUDALABS_CHECK_LAUNCH("matvec_planar_kernel");
+}
+
+template <typename Planar>
+cudalabs::KernelResources matvec_planar_resources(int warps_per_row) {
+  switch (warps_per_row) {
+    case 1: return cudalabs::resources_of(matvec_planar_kernel<Planar, 1>, mv_split_threads);
+    case 2: return cudalabs::resources_of(matvec_planar_kernel<Planar, 2>, mv_split_threads);
+    case 4: return cudalabs::resources_of(matvec_planar_kernel<Planar, 4>, mv_split_threads);
+    default: return cudalabs::resources_of(matvec_planar_kernel<Planar, 8>, mv_split_threads);
   }
 }

@@ -9,6 +9,9 @@ program would: with --check-only untimed, otherwise timed. $FAKE_LAB_MODE
   recheck  wrong on the repeated run (a kernel only right the first time)
   crash    exit 3 with a CUDA error
   hang     never finish
+  stub:V+W the variants V and W are starter-kit stubs ("not implemented yet", exit 1);
+           with --variant, only the variants named are run (and the baselines)
+  wrong:V  the variant V gives a wrong result
 """
 import json
 import os
@@ -35,8 +38,17 @@ def main():
 
     with open(os.environ["FAKE_LAB_RECORDS"]) as f:
         records = [r for r in map(json.loads, f) if r["lab"] == lab]
+    named = [args[i + 1] for i, a in enumerate(args) if a == "--variant"]
+    if named:
+        records = [r for r in records if r["variant"] in named or r["variant"] in ("cub", "cublas_sgemm")]
+    kind, _, which = mode.partition(":")
     for r in records:
         r["seed"] = seed
+        if kind == "stub" and r["variant"] in which.split("+"):
+            r.update(passed=False, timed=False, failure=f"not implemented yet: {r['variant']} is a starter-kit stub "
+                                                        "(write the kernel and its launcher)")
+        if kind == "wrong" and r["variant"] == which:
+            r.update(passed=False, failure="first run: 12 of 1000 elements wrong; first at [7]: got 3, expected 2")
         if check_only:
             r.update(timed=False, runs=0, median_ms=0, gbps=0, gflops=0, pct_of_ceiling=0, vs_baseline=0,
                      baseline="", baseline_ms=0)

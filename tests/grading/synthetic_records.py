@@ -3,6 +3,8 @@
 format of the real ones, to draw every plot without a GPU: for developing the
 plot scripts and for the CPU test that renders them all. The numbers are made
 up (the GPU is named "SYNTHETIC"); never copy them into results/ or the docs.
+OUT_DIR/records.jsonl stands for results/h100/records.jsonl, OUT_DIR/h200x2.jsonl
+for results/h200x2/records.jsonl (lab 32).
 
 usage: synthetic_records.py OUT_DIR
 """
@@ -113,6 +115,127 @@ def records():
     return out
 
 
+def wave2_records():
+    """Labs 21 to 30 in the format their programs write (each ceiling and baseline
+    where the real records have it); lab 28's sweep points as `make tune` writes them."""
+    out = []
+    copy = dict(ceiling="d2d_copy_gbps", ceiling_value=COPY)
+    for rows, cols in ((4096, 4096), (8191, 8193)):
+        size, nbytes = {"cols": cols, "rows": rows}, 8.0 * rows * cols
+        geam = by_bandwidth("21_transpose", "cublas_geam", size, nbytes, 0, COPY * 0.85, **copy)
+        out += [geam] + [by_bandwidth("21_transpose", v, size, nbytes, 0, COPY * f, baseline=geam, **copy)
+                         for v, f in (("naive", 0.16), ("shared_tile", 0.32), ("padded_tile", 0.5), ("float4", 0.8))]
+    for v, size, f in (("naive_2d", {"nx": 8191, "ny": 8193, "nz": 1}, 0.6), ("tiled_2d", {"nx": 8191, "ny": 8193, "nz": 1}, 0.7),
+                       ("naive_3d", {"nx": 511, "ny": 512, "nz": 513}, 0.55), ("blocked_2_5d", {"nx": 511, "ny": 512, "nz": 513}, 0.88)):
+        out.append(by_bandwidth("22_stencil", v, size, 8.0 * size["nx"] * size["ny"] * size["nz"], 0, COPY * f, **copy))
+    size = {"n": 1 << 26, "nx": 8192, "ny": 8192}
+    for op, nbytes in (("add", 12.0 * 2**26), ("stencil", 8.0 * 2**26)):
+        out += [by_bandwidth("23_unified_memory", f"{v}_{op}", size, nbytes, 0, g)
+                for v, g in (("explicit", 50.0), ("managed_faults", 8.0), ("managed_prefetch", 25.0), ("zero_copy", 40.0))]
+    for bins in (256, 1024):
+        for spread in (bins, 1):
+            size, nbytes = {"bins": bins, "n": 1 << 28, "spread": spread}, 4.0 * 2**28
+            cub = by_bandwidth("24_histogram", "cub", size, nbytes, 0, COPY * 0.6, **copy)
+            out += [cub] + [by_bandwidth("24_histogram", v, size, nbytes, 0, COPY * f / (30 if spread == 1 and v == "global_atomics" else 1),
+                                         baseline=cub, **copy)
+                            for v, f in (("global_atomics", 0.01), ("block_privatized", 0.9), ("warp_aggregated", 0.4))]
+    for e in (16, 20, 24, 28):
+        n = 1 << e
+        fill = min(1.0, n / 2**24)  # small n: launch-bound
+        cub = by_bandwidth("25_scan", "cub", {"n": n}, 8.0 * n, n, COPY * 0.85 * fill, **copy)
+        out += [cub, by_bandwidth("25_scan", "compact", {"n": n}, 6.0 * n, 0, COPY * 0.5 * fill, baseline=cub, **copy)]
+        out += [by_bandwidth("25_scan", v, {"n": n}, 8.0 * n, n, COPY * f * fill, baseline=cub, **copy)
+                for v, f in (("blelloch", 0.3), ("decoupled_lookback", 0.8))]
+        cub = by_bandwidth("26_cooperative_groups", "cub", {"n": n}, 4.0 * n, n, COPY * 0.9 * fill, **copy)
+        out += [cub, by_bandwidth("26_cooperative_groups", "select_positive", {"n": n}, 4.0 * n, 0, COPY * 0.1, baseline=cub, **copy)]
+        out += [by_bandwidth("26_cooperative_groups", v, {"n": n}, 4.0 * n, n, COPY * (0.9 + f / e) * fill, baseline=cub, **copy)
+                for v, f in (("two_launch", -1.0), ("grid_sync", 2.0))]
+    for e in (24, 30):
+        n = 1 << e
+        for est, per, speedup in (("pi", 16, 3.0), ("option", 8, 1.3)):
+            host = by_bandwidth("27_monte_carlo", f"{est}_host_api", {"samples" if est == "pi" else "paths": n}, per * n, 0,
+                                COPY * 0.8, **copy)
+            host["extra"] = {"samples": n}
+            fused = record("27_monte_carlo", f"{est}_fused", host["size"], host["median_ms"] / speedup, 0, 0,
+                           ceiling=host["variant"], baseline=host)
+            fused["extra"] = {"samples": n}
+            out += [host, fused]
+    # Lab 28: saxpy over block x blocks_per_sm (0 = as many as are resident), Horner
+    # the same with two items; one point that did not pass (a blank cell).
+    n = 1 << 26
+    for variant, nbytes, flops in (("saxpy_grid_stride", 12.0 * n, 2.0 * n), ("horner_grid_stride", 8.0 * n, 512.0 * n)):
+        for block in (64, 128, 256, 512, 1024):
+            for per_sm in (0, 1, 2, 4, 8):
+                resident = min(32, 2048 // block)
+                threads = block * (resident if per_sm == 0 else min(per_sm, resident))
+                busy = min(1.0, threads / (2048 if variant.startswith("saxpy") else 512))
+                r = record("28_tuning", f"{variant}[block={block},blocks_per_sm={per_sm},items=1]", {"n": n},
+                           nbytes / (COPY * 1e6) if variant.startswith("saxpy") else flops / (60000 * 1e6), nbytes, flops,
+                           **(copy if variant.startswith("saxpy") else {}))
+                if variant.startswith("horner"):
+                    r["peak_gflops"] = 60000.0
+                r["median_ms"] /= max(busy, 0.05)
+                r["gbps"], r["gflops"] = nbytes / (r["median_ms"] * 1e6), flops / (r["median_ms"] * 1e6)
+                r["extra"] = {"block": block, "blocks_per_sm": per_sm, "items": 1, "theoretical_occupancy": threads / 2048,
+                              "resident_blocks_per_sm": resident, "grid": 132 * (per_sm or resident)}
+                r["passed"] = not (block == 1024 and per_sm == 8)
+                out.append(r)
+    for m, n_, k in ((4096, 4096, 4096), (8192, 8192, 8192), (16, 8192, 8192)):
+        size, fl = {"k": k, "m": m, "n": n_}, 2.0 * m * n_ * k
+        blas = record("30_tensor_core_gemm", "cublas", size, fl / (700e3 * 1e6), 2.0 * (m * k + k * n_) + 4.0 * m * n_, fl,
+                      ceiling="cublas")
+        tf32 = record("30_tensor_core_gemm", "cublas_tf32", size, fl / (350e3 * 1e6), 4.0 * (m * k + k * n_ + m * n_), fl,
+                      ceiling="cublas_tf32")
+        out += [blas, tf32] + [record("30_tensor_core_gemm", v, size, blas["median_ms"] / f, blas["bytes"], fl, ceiling="cublas",
+                                      baseline=blas)
+                               for v, f in (("wmma", 0.3), ("mma_ldmatrix", 0.62), ("cp_async_pipeline", 0.78), ("wgmma_tma", 0.93))]
+        out.append(record("30_tensor_core_gemm", "tf32_mma", size, tf32["median_ms"] / 0.7, tf32["bytes"], fl,
+                          ceiling="cublas_tf32", baseline=tf32))
+    size = {"bits": 8, "cols": 14336, "rows": 4096}
+    for bits in (8, 4):
+        for rows, cols in ((4096, 14336), (14336, 4096), (896, 4864)):
+            size, nbytes = {"bits": bits, "cols": cols, "rows": rows}, rows * cols * (bits / 8 + 2 / 32)
+            q = f"q{bits}_0"
+            base = by_bandwidth("29_llm_decode", f"{q}_dequant_cublas", size, nbytes, 2.0 * rows * cols, COPY * 0.1, **copy)
+            out += [base] + [by_bandwidth("29_llm_decode", f"{q}_{v}", size, nbytes, 2.0 * rows * cols, COPY * f, baseline=base, **copy)
+                             for v, f in (("warp_per_row", 0.45), ("dp4a", 0.6))]
+    for hidden, eager_ms, graph_ms in ((4096, 0.19, 0.18), (896, 0.067, 0.053)):
+        size = {"hidden": hidden, "kv": 1024}
+        eager = record("29_llm_decode", "decode_eager", size, eager_ms, hidden * hidden * 10.0, 0)
+        eager.update(no_gap_ms=graph_ms * 0.93, extra={"launches": 13, "format_bits": 8})
+        graph = record("29_llm_decode", "decode_graph", size, graph_ms, hidden * hidden * 10.0, 0, baseline=eager)
+        graph["extra"] = {"launches": 13, "format_bits": 8}
+        out += [eager, graph]
+    return out
+
+
+def multi_gpu_records():
+    """Lab 32 on two GPUs (results/h200x2/ holds the real ones): peer copies of every
+    ordered pair and both ways, the all-reduces against NCCL, bytes 1 MiB to 1 GiB."""
+    out = []
+    for e in (20, 23, 26, 28, 30):
+        b = 1 << e
+        fill = b / (b + 2**22)  # small buffers: latency-bound
+        for src, dst in ((0, 1), (1, 0)):
+            r = by_bandwidth("32_multi_gpu", "peer_copy", {"bytes": b, "src": src, "dst": dst}, b, 0, (380 + 10 * src) * fill,
+                             ceiling="peer_copy")
+            r["extra"] = {"gpus": 2, "peer_access": 1}
+            out.append(r)
+        r = by_bandwidth("32_multi_gpu", "peer_copy_bidir", {"bytes": b, "gpu_a": 0, "gpu_b": 1}, 2 * b, 0, 700 * fill,
+                         ceiling="sum_of_one_way_copies_gbps", ceiling_value=770 * fill)
+        r["extra"] = {"gpus": 2}
+        out.append(r)
+        nccl = by_bandwidth("32_multi_gpu", "nccl_allreduce", {"bytes": b}, b, b / 4, 360 * fill, ceiling="nccl_allreduce")
+        out.append(nccl)
+        out += [by_bandwidth("32_multi_gpu", v, {"bytes": b}, b, b / 4, 360 * fill * f, ceiling="nccl_allreduce", baseline=nccl)
+                for v, f in (("allreduce_ring", 0.8), ("allreduce_oneshot", 0.95 - e / 100))]
+    for r in out:
+        r["gpu"] = "SYNTHETIC two GPUs (not a measurement)"
+        if r["variant"].endswith("allreduce") or r["variant"].startswith("allreduce"):
+            r["extra"] = {"gpus": 2, "busbw_factor": 1.0}
+    return out
+
+
 def timeline():
     lines = ["n,stream,chunk,op,start_ms,end_ms"]
     for chunk in range(4):
@@ -127,7 +250,10 @@ def main():
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "records.jsonl", "w") as f:
-        for r in records():
+        for r in records() + wave2_records():
+            f.write(json.dumps(r) + "\n")
+    with open(out / "h200x2.jsonl", "w") as f:  # lab 32: another machine's file, as results/h200x2/
+        for r in multi_gpu_records():
             f.write(json.dumps(r) + "\n")
     (out / "08_streams_timeline.csv").write_text(timeline())
     print(f"synthetic records and timeline in {out}")

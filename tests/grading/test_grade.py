@@ -371,6 +371,66 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn("accepted the broken 04_reduction", out)
 
+    def exercise_config(self, variants='"tree", "warp_shuffle"'):
+        config = Path(self.tmp.name) / "exercises.toml"
+        config.write_text((FIXTURES / "grading.toml").read_text().replace(
+            "[labs.04_reduction]\n", f"[labs.04_reduction]\nexercise_variants = [{variants}]\n"))
+        return config
+
+    def test_exercise_variants_split_the_correctness_points(self):
+        """Starter kits (tools/starter.py): a stub's variant fails "not implemented
+        yet" and loses its share; the rest of the lab still earns its shares."""
+        config = self.exercise_config()
+        rc, out = self.grade("--labs", "04,05", mode="04_reduction=stub:warp_shuffle", config=config)
+        self.assertEqual(rc, 1, out)
+        tests = self.results()
+        self.assertEqual(tests["04_reduction: correctness"]["score"], 3)   # 6 points, 2 exercises: tree's half
+        self.assertEqual(tests["04_reduction: performance"]["score"], 0)   # only for a lab all correct
+        self.assertIn("not implemented yet", tests["04_reduction: correctness"]["output"])
+        self.assertIn("tree 3, warp_shuffle 0", tests["04_reduction: correctness"]["output"])
+        self.assertEqual(tests["05_matmul: correctness"]["score"], 6)
+        # The starter kit itself: every exercise a stub, zero; the labs without exercises, full points.
+        rc, out = self.grade("--labs", "04,05", mode="04_reduction=stub:tree+warp_shuffle", config=config)
+        tests = self.results()
+        self.assertEqual(tests["04_reduction: correctness"]["score"], 0)
+        self.assertEqual(tests["05_matmul: correctness"]["score"] + tests["05_matmul: performance"]["score"], 8)
+        # All written: all the points, as without exercise_variants.
+        rc, out = self.grade("--labs", "04", config=config)
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(self.results()["04_reduction: correctness"]["score"], 6)
+
+    def test_a_wrong_given_variant_or_a_crash_zeroes_a_lab_with_exercises(self):
+        config = self.exercise_config(variants='"warp_shuffle"')
+        rc, out = self.grade("--labs", "04", mode="04_reduction=wrong:tree", config=config)  # tree: not an exercise
+        self.assertEqual(self.results()["04_reduction: correctness"]["score"], 0, out)
+        rc, out = self.grade("--labs", "04", mode="04_reduction=crash", config=self.exercise_config())
+        self.assertEqual(self.results()["04_reduction: correctness"]["score"], 0, out)
+        # Without exercise_variants a stub's lab is all or nothing: zero.
+        rc, out = self.grade("--labs", "04", mode="04_reduction=stub:warp_shuffle")
+        self.assertEqual(self.results()["04_reduction: correctness"]["score"], 0, out)
+
+    def test_expect_zero_correctness_with_exercises_needs_the_broken_share_lost(self):
+        config = self.exercise_config()
+        rc, out = self.grade("--labs", "04", "--expect-zero-correctness", mode="04_reduction=wrong:warp_shuffle",
+                             config=config)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("ok: 04_reduction rejected (3/6: zero for warp_shuffle)", out)
+        rc, out = self.grade("--labs", "04", "--expect-zero-correctness", config=config)
+        self.assertEqual(rc, 1, out)
+
+    def test_sanitizer_judges_only_the_exercises_that_passed(self):
+        bin_dir = Path(self.tmp.name) / "bin"
+        fake = bin_dir / "compute-sanitizer"
+        fake.write_text('#!/bin/sh\necho "$@" >> "$SANITIZER_LOG"\nshift 6\nexec "$@"\n')
+        fake.chmod(0o755)
+        log = Path(self.tmp.name) / "sanitizer.log"
+        env = dict(self.env, SANITIZER_LOG=str(log), FAKE_LAB_MODE="04_reduction=stub:warp_shuffle")
+        rc, out = self.grade("--labs", "04", "--sanitize", config=self.exercise_config(), env=env)
+        calls = log.read_text().splitlines()
+        self.assertTrue(calls, out)
+        self.assertTrue(all("--variant tree" in c and "warp_shuffle" not in c for c in calls), calls)
+        self.assertEqual(self.results()["04_reduction: correctness"]["score"], 3, out)
+
     def test_sanitizer_runs_every_tool_at_two_sizes_and_a_report_fails_the_lab(self):
         bin_dir = Path(self.tmp.name) / "bin"
         fake = bin_dir / "compute-sanitizer"

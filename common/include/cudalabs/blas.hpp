@@ -17,6 +17,13 @@
 
 namespace cudalabs {
 
+// The element type of A and B in Cublas::gemm(); C is FP32 and the sums are
+// FP32 in every case. fp16/bf16: A and B hold __half / __nv_bfloat16, on the
+// tensor cores. tf32: A and B hold floats that the tensor cores read as TF32
+// (CUBLAS_COMPUTE_32F_FAST_TF32: 10 of the 23 mantissa bits). fp32: as sgemm().
+enum class GemmInputs { fp32, fp16, bf16, tf32 };
+const char* to_string(GemmInputs t);
+
 void check_cublas(cublasStatus_t status, const char* expr, const char* file, int line);
 #define CUDALABS_CHECK_CUBLAS(call) ::cudalabs::check_cublas((call), #call, __FILE__, __LINE__)
 
@@ -51,6 +58,16 @@ class Cublas {
                      long long stride_b, long long stride_c, cudaStream_t stream, float alpha = 1.0f, float beta = 0.0f,
                      bool b_transposed = false) const;
 
+  // C[m×n] (FP32) = A[m×k] · op(B), A and B of `inputs` (see GemmInputs),
+  // FP32 accumulation, row-major as sgemm(). The same search per shape as
+  // sgemm(): the classic cublasGemmEx against the cuBLASLt heuristic's offers,
+  // the fastest kept (lab 30's baseline). alpha = 1, beta = 0.
+  void gemm(GemmInputs inputs, const void* a, const void* b, float* c, int m, int n, int k, cudaStream_t stream,
+            bool b_transposed = false) const;
+  // As prepare_sgemm(), for gemm().
+  void prepare_gemm(GemmInputs inputs, const void* a, const void* b, const float* c, int m, int n, int k,
+                    cudaStream_t stream, bool b_transposed = false) const;
+
   // Chooses the algorithm for this call's shape now, if it is new, without
   // computing the product: C is not written (the candidates run into a scratch
   // buffer). Synchronises `stream`. Call it before any region where the first
@@ -67,6 +84,8 @@ class Cublas {
   // heuristic offered (algo id 21, tile id 24, stages id 13, split-K 1):
   // 1.04x the classic cublasSgemm". Empty when no such shape was searched.
   std::string algorithm_of(int m, int n, int k, bool b_transposed = false, int batch = 1) const;
+  // The same for a gemm() of `inputs`.
+  std::string algorithm_of(GemmInputs inputs, int m, int n, int k, bool b_transposed = false) const;
 
  private:
   struct Tuner;  // cuBLASLt handle, workspace and the choice per shape (blas.cpp)

@@ -7,6 +7,9 @@
 //   CudaError     -> 3   a CUDA call failed; names the call, file:line, error
 //   NoDeviceError -> 77  no usable GPU, or it lacks a feature the lab needs
 // A wrong result is not an exception: the checker returns it and the lab exits 1.
+// NotImplemented is the one exception that is a wrong result: the launcher of a
+// starter kit's unwritten variant throws it, Session::measure() records that
+// variant as failed ("not implemented yet") and the lab exits 1.
 #include <cuda_runtime_api.h>
 
 #include <stdexcept>
@@ -23,6 +26,20 @@ struct CudaError : std::runtime_error {
 struct NoDeviceError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// Thrown by the stub launcher of a variant still to be written (starter kits,
+// docs/instructor-guide.md), through not_implemented() below.
+struct NotImplemented : std::runtime_error {
+  explicit NotImplemented(const std::string& launcher_name)
+      : std::runtime_error(launcher_name + ": not implemented yet"), launcher(launcher_name) {}
+  std::string launcher;
+};
+// A stub launcher's one line: throws NotImplemented. It takes the launcher's
+// parameters only so that the starter kit compiles without unused-parameter
+// warnings: `cudalabs::not_implemented("transpose_naive", in, out, rows, cols, stream);`.
+template <typename... Unused>
+[[noreturn]] void not_implemented(const char* launcher, const Unused&...) {
+  throw NotImplemented(launcher);
+}
 
 [[noreturn]] void throw_cuda_error(cudaError_t err, const char* expr, const char* file, int line);
 

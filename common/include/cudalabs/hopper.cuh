@@ -1,0 +1,214 @@
+#pragma once
+// Hopper's (sm_90a) instructions for a GEMM main loop behind small named
+// device functions (STYLE.md, habit 15): mbarriers, TMA tensor loads, wgmma
+// and its fences, setmaxnreg. Course-owned and light (no host code).
+//
+// wgmma and setmaxnreg exist only in the architecture-specific target sm_90a
+// (compute_90a), not in sm_90 nor in the PTX a newer GPU would compile: every
+// body here is compiled only where __CUDA_ARCH_FEAT_SM90_ALL is defined, and
+// is empty elsewhere. A kernel that uses them guards its own body the same
+// way, and its host side checks that the sm_90a code is what the GPU runs.
+//
+// Shared-memory tiles for wgmma here are K-major with the 128-byte swizzle:
+// rows of 64 16-bit elements (128 bytes), row r's 16-byte chunk c stored at
+// chunk c XOR (r mod 8), in atoms of 8 rows × 128 bytes = 1024 bytes — the
+// layout TMA writes with CU_TENSOR_MAP_SWIZZLE_128B. Tiles start on 1024-byte
+// boundaries (the XOR is taken from address bits 7-9).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "mma.cuh"
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define CUDALABS_SM90A 1
+#endif
+
+namespace cudalabs::hopper {
+
+// mbarrier.init.shared::cta.b64: a barrier that completes a phase when
+// `arrivals` threads have arrived (and, with expect_tx, the bytes announced
+// have landed). Phases alternate parity 0, 1, 0, ...
+__device__ inline void mbarrier_init(std::uint64_t* bar, int arrivals) {
+#ifdef CUDALABS_SM90A
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(ptx::smem_address(bar)), "r"(arrivals) : "memory");
+#else
+  (void)bar, (void)arrivals;
+#endif
+}
+// fence.mbarrier_init.release.cluster: makes initialised barriers visible to
+// the async proxy (TMA) before any copy signals them.
+__device__ inline void fence_barrier_init() {
+#ifdef CUDALABS_SM90A
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+// mbarrier.arrive.expect_tx.shared::cta.b64: arrive, and announce `bytes`
+// that asynchronous copies will deliver before the phase may complete.
+__device__ inline void mbarrier_arrive_expect_tx(std::uint64_t* bar, std::uint32_t bytes) {
+#ifdef CUDALABS_SM90A
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(ptx::smem_address(bar)), "r"(bytes)
+               : "memory");
+#else
+  (void)bar, (void)bytes;
+#endif
+}
+// mbarrier.arrive.shared::cta.b64: one arrival.
+__device__ inline void mbarrier_arrive(std::uint64_t* bar) {
+#ifdef CUDALABS_SM90A
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(ptx::smem_address(bar)) : "memory");
+#else
+  (void)bar;
+#endif
+}
+// mbarrier.try_wait.parity.shared::cta.b64, until it succeeds: waits for the
+// phase of parity `parity` to complete. A fresh barrier is in phase 0, and
+// waiting for parity 1 returns at once (the phase "before" it counts as done):
+// that is how a producer's first pass over empty stages does not block.
+__device__ inline void mbarrier_wait(std::uint64_t* bar, std::uint32_t parity) {
+#ifdef CUDALABS_SM90A
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "wait_again:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra wait_again;\n"
+      "}\n" ::"r"(ptx::smem_address(bar)),
+      "r"(parity)
+      : "memory");
+#else
+  (void)bar, (void)parity;
+#endif
+}
+
+// cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes:
+// the TMA unit copies the box of the tensor map at coordinates (inner, outer)
+// — here (k, row) — into shared memory, zeros where the box leaves the
+// tensor, and signals `bar` with the bytes written. One thread issues it; no
+// thread computes an address or moves a byte.
+__device__ inline void tma_load_2d(void* dst, const void* tensor_map, int inner, int outer, std::uint64_t* bar) {
+#ifdef CUDALABS_SM90A
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          ptx::smem_address(dst)),
+      "l"(tensor_map), "r"(inner), "r"(outer), "r"(ptx::smem_address(bar))
+      : "memory");
+#else
+  (void)dst, (void)tensor_map, (void)inner, (void)outer, (void)bar;
+#endif
+}
+
+// setmaxnreg.{dec,inc}.sync.aligned.u32: a warpgroup gives registers back to
+// the SM's pool or takes them from it, so that producer warps (which only
+// issue TMA) run on few and consumer warps (which hold the accumulators) on
+// many. Counts are multiples of 8 in [24, 256].
+template <int Registers>
+__device__ inline void setmaxnreg_dec() {
+  static_assert(Registers % 8 == 0 && Registers >= 24 && Registers <= 256, "setmaxnreg: a multiple of 8 in [24, 256]");
+#ifdef CUDALABS_SM90A
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(Registers));
+#endif
+}
+template <int Registers>
+__device__ inline void setmaxnreg_inc() {
+  static_assert(Registers % 8 == 0 && Registers >= 24 && Registers <= 256, "setmaxnreg: a multiple of 8 in [24, 256]");
+#ifdef CUDALABS_SM90A
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Registers));
+#endif
+}
+
+// wgmma.fence.sync.aligned: orders this warpgroup's earlier register accesses
+// to the accumulators before the wgmma that follow.
+__device__ inline void wgmma_fence() {
+#ifdef CUDALABS_SM90A
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+}
+// wgmma.commit_group.sync.aligned: the wgmma issued so far form one group.
+__device__ inline void wgmma_commit_group() {
+#ifdef CUDALABS_SM90A
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+// wgmma.wait_group.sync.aligned: waits until at most `Pending` groups are in
+// flight; then their accumulators may be read and their shared memory reused.
+template <int Pending>
+__device__ inline void wgmma_wait_group() {
+#ifdef CUDALABS_SM90A
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending) : "memory");
+#endif
+}
+// Keeps the compiler from moving accesses to an accumulator register across
+// the asynchronous wgmma that read and write it (CUTLASS's
+// warpgroup_fence_operand).
+__device__ inline void fence_operand(float& reg) { asm volatile("" : "+f"(reg)::"memory"); }
+
+// The 64-bit shared-memory matrix descriptor of wgmma (PTX ISA, "Matrix
+// Descriptor Format") for a K-major tile with the 128-byte swizzle, starting
+// at `tile` (16-byte granularity): bits 0-13 start address / 16; 16-29 the
+// leading byte offset / 16 (unused by swizzled K-major layouts: 1); 32-45 the
+// stride byte offset / 16 (1024 bytes from one 8-row atom to the next);
+// 62-63 the swizzle mode (1 = 128 bytes). Moving 16 elements (32 bytes) along
+// k inside the 128-byte row is adding 2 to the start address.
+__device__ inline std::uint64_t smem_descriptor_128b(const void* tile) {
+  const std::uint64_t address = ptx::smem_address(tile);
+  return ((address & 0x3FFFF) >> 4) | (std::uint64_t{16 >> 4} << 16) | (std::uint64_t{1024 >> 4} << 32) |
+         (std::uint64_t{1} << 62);
+}
+
+// wgmma.mma_async.sync.aligned.m64n256k16.f32.{f16,bf16}.{f16,bf16}:
+// d[64×256] (+)= A[64×16] · B[16×256], both from shared memory (descriptors,
+// both K-major: no transpose), FP32 accumulators in 128 registers per thread
+// of the warpgroup. Layout of d: warp w of the warpgroup holds rows 16w ..
+// 16w+15; d[4j .. 4j+3] is the m16n8 fragment of columns 8j .. 8j+7 (c0,c1 at
+// row g, columns 2t, 2t+1; c2,c3 at row g+8). `accumulate` false: d = A·B.
+// Asynchronous: issue after wgmma_fence, then commit and wait.
+#define CUDALABS_WGMMA_M64N256K16(TYPE) \
+    asm volatile( \
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n" \
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE " " \
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, " \
+        "%128, %129, p, 1, 1, 0, 0;\n}\n" \
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127]) \
+        : "l"(a_desc), "l"(b_desc), "r"(accumulate ? 1 : 0))
+
+template <typename T>
+__device__ inline void wgmma_m64n256k16(float (&d)[128], std::uint64_t a_desc, std::uint64_t b_desc, bool accumulate) {
+  static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "FP16 or BF16 inputs");
+#ifdef CUDALABS_SM90A
+  if constexpr (std::is_same_v<T, __half>) {
+    CUDALABS_WGMMA_M64N256K16("f16");
+  } else {
+    CUDALABS_WGMMA_M64N256K16("bf16");
+  }
+#else
+  (void)d, (void)a_desc, (void)b_desc, (void)accumulate;
+#endif
+}
+#undef CUDALABS_WGMMA_M64N256K16
+
+}  // namespace cudalabs::hopper

@@ -1,0 +1,102 @@
+#pragma once
+// What every step of lab 30 shares: the order in which blocks take their
+// output tiles, the guarded 16-byte loads of the edge tiles, and the guarded
+// store of an mma accumulator. One copy here, included by each step's file.
+//
+// The product: C[m×n] = A[m×k] · Bᵀ, with A stored [m×k] and B stored [n×k],
+// both row-major — both operands K-major, the layout of a linear layer
+// (y = x·Wᵀ, W [out × in]) and the one every tensor-core instruction reads
+// without a transpose. C is FP32, row-major [m×n]. Any m, n, k >= 1.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include <cudalabs/math.hpp>
+
+// The output tile of block `block` of a 1D grid of tiles_m × tiles_n tiles,
+// taken in groups of 8 tile rows: inside a group, consecutive blocks walk DOWN
+// a column of tiles, so the ~132 blocks resident at once share 8 panels of A
+// and ~16 panels of B. Row-by-row order would share 1 panel of A and stream
+// all of B through L2 for every tile row: at 8192³ with 128×128 tiles, 64
+// passes over B's 128 MB against L2's 50 MB.
+struct TileCoord {
+  int row0, col0;  // the tile's first row and column of C
+};
+__device__ inline TileCoord tile_of_block(int block, int tiles_m, int tiles_n, int tile_rows, int tile_cols) {
+  constexpr int group_rows = 8;
+  const int per_group = group_rows * tiles_n;
+  const int group = block / per_group, first_row = group * group_rows;
+  const int rows_in_group = min(tiles_m - first_row, group_rows);
+  const int in_group = block % per_group;
+  return {(first_row + in_group % rows_in_group) * tile_rows, (in_group / rows_in_group) * tile_cols};
+}
+
+// The raw bits of one element: loads and stores of 16 bytes move elements of
+// any input type as bits, never converting.
+template <typename T>
+using element_bits = std::conditional_t<sizeof(T) == 2, std::uint16_t, std::uint32_t>;
+
+// Elements of T in one 16-byte chunk, the unit of every load here (uint4,
+// cp.async, ldmatrix rows, TMA's 128-byte swizzle): 8 halves or 4 floats.
+template <typename T>
+inline constexpr int chunk_elements = 16 / static_cast<int>(sizeof(T));
+
+// Whether the rows of a row-major matrix with `cols` columns at `base` start
+// on 16-byte boundaries, so that a chunk may be read as one uint4. cudaMalloc
+// gives 256-byte alignment; `cols` decides (k % 8 for FP16/BF16).
+template <typename T>
+__host__ __device__ inline bool rows_are_16_byte_aligned(const T* base, int cols) {
+  return reinterpret_cast<std::uintptr_t>(base) % 16 == 0 && cols % chunk_elements<T> == 0;
+}
+
+// The 16-byte chunk at (row, col .. col + chunk_elements) of a row-major
+// [rows × cols] matrix, zeros where it lies outside: the padding that lets
+// every tile of every shape run the same tensor-core loop (a zero in A or B
+// adds nothing to any sum). `aligned`: rows_are_16_byte_aligned, one uint4
+// load; otherwise element by element (a k that is not a multiple of 8).
+template <typename T>
+__device__ inline uint4 load_chunk_or_zeros(const T* __restrict__ matrix, int rows, int cols, int row, int col,
+                                            bool aligned) {
+  using Bits = element_bits<T>;
+  constexpr int per_chunk = chunk_elements<T>;
+  if (row >= rows || col >= cols) return make_uint4(0, 0, 0, 0);
+  const T* p = matrix + static_cast<std::int64_t>(row) * cols + col;
+  if (aligned) return __ldg(reinterpret_cast<const uint4*>(p));  // col + per_chunk <= cols: cols % per_chunk == 0
+  Bits e[per_chunk];
+  const Bits* q = reinterpret_cast<const Bits*>(p);
+#pragma unroll
+  for (int i = 0; i < per_chunk; ++i) e[i] = col + i < cols ? q[i] : Bits{0};
+  uint4 v;
+  std::memcpy(&v, e, sizeof v);
+  return v;
+}
+
+// Stores one 16×8 mma accumulator (the m16n8 "C" fragment: c0,c1 at row g,
+// columns 2t, 2t+1; c2,c3 at row g+8) whose top-left element is C[row0][col0],
+// skipping what lies outside C. Two columns per float2 where n is even (8-byte
+// aligned), one at a time otherwise.
+__device__ inline void store_accumulator_16x8(float* __restrict__ c, int m, int n, int row0, int col0,
+                                              const float (&acc)[4]) {
+  const int lane = static_cast<int>(threadIdx.x) % 32, g = lane / 4, t = lane % 4;
+  const int col = col0 + 2 * t;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int row = row0 + g + 8 * half;
+    if (row >= m || col >= n) continue;
+    float* p = c + static_cast<std::int64_t>(row) * n + col;
+    if (n % 2 == 0) {
+      *reinterpret_cast<float2*>(p) = make_float2(acc[2 * half], acc[2 * half + 1]);
+    } else {
+      p[0] = acc[2 * half];
+      if (col + 1 < n) p[1] = acc[2 * half + 1];
+    }
+  }
+}
+
+// Tiles of a tile_rows × tile_cols grid over C, as a 1D grid for tile_of_block.
+inline unsigned tile_grid(int m, int n, int tile_rows, int tile_cols) {
+  return static_cast<unsigned>(cudalabs::ceil_div(m, tile_rows)) * static_cast<unsigned>(cudalabs::ceil_div(n, tile_cols));
+}

@@ -1,0 +1,290 @@
+// Lab 30 — tensor cores up to Hopper: a half-precision GEMM ladder to cuBLAS.
+//
+// C[m×n] = A[m×k] · Bᵀ with FP16 or BF16 inputs (--dtype), FP32 accumulation
+// and an FP32 C; A stored [m×k], B stored [n×k] (a linear layer's weight
+// matrix), any m, n, k. One idea per step, each its own kernel file, all
+// measured against cuBLAS in the same run:
+//
+//   cublas             the baseline: cuBLASLt's heuristic algorithms and
+//                      cublasGemmEx timed for the shape, the fastest kept
+//   wmma               the WMMA API, 16×16×16 fragments, 64×64 block tile  wmma.cuh
+//   mma_ldmatrix       mma.sync.m16n8k16 + ldmatrix, 128×128 tile, 64×64 per
+//                      warp, register double buffering, padded rows  mma_ldmatrix.cuh
+//   cp_async_pipeline  + cp.async, 4 stages, XOR-swizzled rows, 128×256 tile,
+//                      8 warps                                    cp_async_pipeline.cuh
+//   wgmma_tma          Hopper: TMA + wgmma.m64n256k16, mbarriers, a producer
+//                      and two consumer warpgroups, 4 stages      wgmma_tma.cuh
+//   tf32_mma           side variant (--dtype tf32): FP32 inputs, step 2's
+//                      kernel with mma.sync.m16n8k8.tf32          tf32_mma.cuh
+//
+// Shared by the steps: gemm_tile.cuh (tile order, guarded edge loads and
+// stores). Steps 1-3 need compute capability 8.0, step 4 exactly 9.0 and
+// sm_90a code (kernels_hopper.cu); a variant the GPU cannot run is skipped
+// with a note, not failed.
+//
+// Checks, for every variant at every size: the whole of C against cuBLAS's C
+// of the same inputs in the same run, and rows of C (all of them up to
+// m·n·k = 2^31, else 64 drawn from the seed) against the CPU in double on
+// the inputs rounded to the input type first (lab 05's matmul_lab.cuh).
+//
+// Run: make run LAB=30    (4096³, 8192³ and decode-like m = 16 … 128)
+//      build/labs/30_tensor_core_gemm/30_tensor_core_gemm --size 8192 --dtype bf16
+//      build/labs/30_tensor_core_gemm/30_tensor_core_gemm --dtype tf32 --size 4096
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "../05_matmul/matmul_lab.cuh"
+#include "kernels.hpp"
+
+namespace {
+
+using cudalabs::GemmInputs;
+
+// A step of the ladder for inputs of type T (__half, __nv_bfloat16, or float
+// for TF32).
+template <typename T>
+struct Step {
+  std::string name;
+  std::function<void(const T* a, const T* b, float* c, int m, int n, int k, cudaStream_t)> launch;
+  std::function<cudalabs::KernelResources()> resources;
+  std::string unavailable;  // why this GPU cannot run it, "" when it can
+};
+
+const std::vector<std::string> half_steps = {"wmma", "mma_ldmatrix", "cp_async_pipeline", "wgmma_tma"};
+const std::vector<std::string> tf32_steps = {"tf32_mma"};
+
+// The tensor cores' FP32 accumulation. A product of two FP16, BF16 or TF32
+// values is exact in FP32 (at most 11 + 11 significant bits of 24), so, as in
+// FP32, all the error is in the sums. But a tensor core adds the products of
+// one k-step and the accumulator in one fused adder that aligns them to the
+// largest exponent and truncates (Fasi et al., "Numerical behavior of NVIDIA
+// tensor cores", PeerJ CS 2021): up to one unit in the last place per k-step
+// where rounding gives half, in a direction that need not alternate. We allow
+// 4× lab 05's FP32 dot_tolerance: abs = 8·2^-24·k (4e-3 at k = 8192, where
+// outputs have a standard deviation of sqrt(k)/3 = 30), rel = 4e-5. A
+// product dropped or taken twice moves an output by |a·b| (0.25 on average
+// for inputs in [-1, 1)); a lost k-tail of j elements by ~sqrt(j)/3.
+cudalabs::Tolerance tensor_core_tolerance(int k) {
+  const cudalabs::Tolerance fp32 = cudalabs::dot_tolerance(k);
+  return {.abs = 4 * fp32.abs, .rel = 4 * fp32.rel};
+}
+
+// Host values rounded as the device types hold them: FP16 and BF16 to nearest
+// even; TF32 to nearest even at mantissa bit 13 (inputs in [-1, 1): no
+// overflow). TF32 inputs are drawn representable, so that cuBLAS (which may
+// truncate), the kernel (cvt.rna) and the CPU all multiply the same values.
+template <typename T>
+T to_input(float x) {
+  if constexpr (std::is_same_v<T, __half>) {
+    return __float2half_rn(x);
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return __float2bfloat16_rn(x);
+  } else {
+    const std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
+    return std::bit_cast<float>((bits + 0xFFFu + ((bits >> 13) & 1u)) & ~0x1FFFu);
+  }
+}
+template <typename T>
+float to_float(T x) {
+  if constexpr (std::is_same_v<T, __half>)
+    return __half2float(x);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return __bfloat162float(x);
+  else
+    return x;
+}
+
+template <typename T>
+constexpr GemmInputs inputs_of() {
+  return std::is_same_v<T, __half> ? GemmInputs::fp16 : std::is_same_v<T, __nv_bfloat16> ? GemmInputs::bf16 : GemmInputs::tf32;
+}
+template <typename T>
+constexpr cudalabs::Peak peak_of() {
+  return std::is_same_v<T, __half>          ? cudalabs::Peak::fp16_tensor
+         : std::is_same_v<T, __nv_bfloat16> ? cudalabs::Peak::bf16_tensor
+                                            : cudalabs::Peak::tf32_tensor;
+}
+
+// The steps for T on this GPU, each with the reason it cannot run here, if any.
+template <typename T>
+std::vector<Step<T>> steps_for(const cudalabs::DeviceInfo& dev) {
+  const std::string no_mma = dev.cc_major >= 8 ? ""
+                                               : "needs compute capability 8.0 (mma.sync for BF16 and TF32, cp.async); "
+                                                 "this is " + dev.name + ", compute capability " + dev.cc();
+  if constexpr (std::is_same_v<T, float>) {
+    return {{"tf32_mma", lab30::tf32_mma, lab30::tf32_mma_resources, no_mma}};
+  } else {
+    constexpr bool bf16 = std::is_same_v<T, __nv_bfloat16>;
+    using Launcher = void (*)(const T*, const T*, float*, int, int, int, cudaStream_t);
+    return {{"wmma", static_cast<Launcher>(lab30::wmma), [] { return lab30::wmma_resources(bf16); }, no_mma},
+            {"mma_ldmatrix", static_cast<Launcher>(lab30::mma_ldmatrix),
+             [] { return lab30::mma_ldmatrix_resources(bf16); }, no_mma},
+            {"cp_async_pipeline", static_cast<Launcher>(lab30::cp_async_pipeline),
+             [] { return lab30::cp_async_pipeline_resources(bf16); }, no_mma},
+            {"wgmma_tma", static_cast<Launcher>(lab30::wgmma_tma), [] { return lab30::wgmma_tma_resources(bf16); },
+             lab30::wgmma_tma_unavailable()}};
+  }
+}
+
+// Transposes a row-major [rows × cols] matrix: B [n×k] into the [k×n] that
+// the shared CPU reference (cudalabs::ref::matmul) multiplies.
+std::vector<float> transposed(const std::vector<float>& x, int rows, int cols) {
+  std::vector<float> t(x.size());
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c)
+      t[static_cast<std::size_t>(c) * rows + r] = x[static_cast<std::size_t>(r) * cols + c];
+  return t;
+}
+
+template <typename T>
+void run_gemm_lab(cudalabs::Session& s) {
+  const std::vector<Step<T>> steps = steps_for<T>(s.device());
+  std::set<std::string> skipped;  // one note per variant this GPU cannot run
+  bool any_runs = false;
+  for (const auto& step : steps) {
+    if (!s.selected(step.name)) continue;
+    if (step.unavailable.empty())
+      any_runs = true;
+    else
+      skipped.insert(step.name + " skipped: " + step.unavailable + ".");
+  }
+  if (!any_runs) {
+    std::string why;
+    for (const auto& line : skipped) why += "\n  " + line;
+    throw cudalabs::NoDeviceError("no selected variant can run on this GPU:" + why);
+  }
+
+  const GemmInputs inputs = inputs_of<T>();
+  const cudalabs::Cublas blas;
+  for (const auto& point : s.points()) {
+    const int m = static_cast<int>(point.at("m")), n = static_cast<int>(point.at("n")), k = static_cast<int>(point.at("k"));
+    const std::size_t a_count = static_cast<std::size_t>(m) * k, b_count = static_cast<std::size_t>(n) * k;
+    cudalabs::DeviceBuffer<T> d_a(a_count, "A"), d_b(b_count, "B");
+    cudalabs::DeviceBuffer<float> d_c(static_cast<std::size_t>(m) * n, "C");
+
+    matmul_detail::Reference ref;
+    // Inputs from a seed (buffer 1: A, 2: B, 3: the sampled rows) in [-1, 1),
+    // rounded to T; the CPU reference of the rounded values; cuBLAS's C of
+    // them. The first cuBLAS call at a size chooses its algorithm: here,
+    // never inside a traced or timed run.
+    auto make_inputs = [&](std::uint64_t seed) {
+      std::vector<float> a = cudalabs::random_floats(a_count, cudalabs::mix_seed(seed, 1));
+      std::vector<float> b = cudalabs::random_floats(b_count, cudalabs::mix_seed(seed, 2));
+      std::vector<T> a_t(a_count), b_t(b_count);
+      for (std::size_t i = 0; i < a_count; ++i) a[i] = to_float(a_t[i] = to_input<T>(a[i]));
+      for (std::size_t i = 0; i < b_count; ++i) b[i] = to_float(b_t[i] = to_input<T>(b[i]));
+      d_a.upload(a_t);
+      d_b.upload(b_t);
+      ref.rows = matmul_detail::rows_to_check(m, n, k, cudalabs::mix_seed(seed, 3));
+      ref.exact = matmul_detail::reference_rows(a, transposed(b, n, k), n, k, ref.rows);
+      blas.gemm(inputs, d_a.data(), d_b.data(), d_c.data(), m, n, k, s.stream(), true);
+      CUDALABS_CHECK(cudaStreamSynchronize(s.stream()));
+      ref.library = d_c.download();
+    };
+    make_inputs(s.seed());
+
+    const cudalabs::Tolerance tol = tensor_core_tolerance(k);
+    auto check = [&] { return matmul_detail::check_product(d_c.download(), ref, n, tol); };
+    const cudalabs::Work work{.bytes = static_cast<double>(sizeof(T)) * (static_cast<double>(a_count) + static_cast<double>(b_count)) +
+                                       4.0 * m * n,
+                              .flops = 2.0 * m * n * k};
+    auto poison = [&](cudaStream_t st) { d_c.poison(st); };
+    // The record's size is m, n, k; the input type goes with it here.
+    const std::map<std::string, double> extra = {{"bf16", inputs == GemmInputs::bf16 ? 1 : 0},
+                                                 {"tf32", inputs == GemmInputs::tf32 ? 1 : 0}};
+
+    // What every row shares; each sets its name, run and resources.
+    cudalabs::Measurement row{.size = point,
+                              .work = work,
+                              .check = check,
+                              .poison = poison,
+                              .new_inputs = make_inputs,
+                              .peak = peak_of<T>(),
+                              .ceiling = cudalabs::CeilingKind::baseline};
+    row.extra = extra;
+
+    row.variant = "cublas";
+    row.run = [&](cudaStream_t st) { blas.gemm(inputs, d_a.data(), d_b.data(), d_c.data(), m, n, k, st, true); };
+    s.measure(row);
+    for (const auto& step : steps) {
+      if (!s.selected(step.name) || !step.unavailable.empty()) continue;
+      row.variant = step.name;
+      row.run = [&](cudaStream_t st) { step.launch(d_a.data(), d_b.data(), d_c.data(), m, n, k, st); };
+      row.resources = step.resources();
+      s.measure(row);
+    }
+    s.note(cudalabs::to_string(point) + ": the cuBLAS row (" + cudalabs::to_string(inputs) + " inputs) is " +
+           blas.algorithm_of(inputs, m, n, k, true));
+    if (ref.rows.size() < static_cast<std::size_t>(m))
+      s.note(cudalabs::to_string(point) + ": all of C compared with cuBLAS; cuBLAS and every variant checked against "
+             "the CPU on " + std::to_string(ref.rows.size()) + " of " + std::to_string(m) +
+             " rows (drawn from the seed, first and last included)");
+  }
+  for (const auto& line : skipped) s.note(line);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::int64_t max_dim = 16384;  // A, B (FP32 for TF32) and C of 16384²: 3 GiB
+  const cudalabs::LabSpec spec{
+      .name = "30_tensor_core_gemm",
+      .title = "tensor cores up to Hopper: an FP16/BF16 GEMM ladder from WMMA to wgmma + TMA, against cuBLAS",
+      .about =
+          "C = A·Bᵀ (A [m×k], B [n×k], row-major) with FP16 or BF16 inputs (--dtype), FP32 accumulation and FP32 C:\n"
+          "WMMA, mma.sync + ldmatrix, a cp.async pipeline with swizzled shared memory, and Hopper's TMA + wgmma\n"
+          "with warp specialisation, each as GFLOP/s and × cuBLAS (cuBLASLt's fastest algorithm for the shape,\n"
+          "same inputs, same run). --dtype tf32 runs the TF32 side variant on FP32 inputs against cuBLAS TF32.\n"
+          "Any m, n, k. Default sizes: 4096³, 8192³ and decode-like m = 16, 64, 128 with n = k = 8192 or 4096.\n"
+          "Steps 1-3 need compute capability 8.0; wgmma_tma needs 9.0 and a build with 9.0 among the\n"
+          "architectures (it is skipped, not failed, elsewhere).",
+      .sizes = {{.name = "m", .help = "rows of A and C (tokens, in a linear layer)",
+                 .full = {4096, 8192, 16, 64, 128, 16, 128}, .quick = {1, 67, 129, 255}, .max = max_dim},
+                {.name = "n", .help = "rows of B, columns of C (output features)",
+                 .full = {4096, 8192, 8192, 8192, 8192, 4096, 4096}, .quick = {1, 33, 257, 130}, .max = max_dim},
+                {.name = "k", .help = "columns of A and B, the contraction (input features)",
+                 .full = {4096, 8192, 8192, 8192, 8192, 4096, 4096}, .quick = {1, 100, 65, 264}, .max = max_dim}},
+      .variants = {{"cublas", "cuBLAS (cuBLASLt's heuristic algorithms and cublasGemmEx, the fastest for the shape), "
+                              "in the --dtype: the baseline", true},
+                   {"wmma", "WMMA API 16×16×16, 64×64 block tile, 4 warps of 32×32"},
+                   {"mma_ldmatrix", "mma.sync m16n8k16 + ldmatrix, 128×128 tile, 64×64 per warp, register double buffer"},
+                   {"cp_async_pipeline", "+ cp.async 4-stage pipeline, XOR-swizzled shared memory, 128×256 tile, 8 warps"},
+                   {"wgmma_tma", "Hopper: TMA + wgmma m64n256k16, mbarriers, producer + 2 consumer warpgroups (sm_90a)"},
+                   {"tf32_mma", "--dtype tf32: FP32 inputs, mma_ldmatrix's kernel with mma.sync m16n8k8 TF32"}},
+      .flags = {{.name = "dtype",
+                 .help = "input type: fp16 or bf16 (the ladder), or tf32 (FP32 inputs: the tf32_mma side variant)",
+                 .kind = cudalabs::ExtraFlag::Kind::text,
+                 .default_value = "fp16",
+                 .choices = {"fp16", "bf16", "tf32"}}}};
+
+  return cudalabs::run_lab(argc, argv, spec, [&](cudalabs::Session& s) {
+    const std::string dtype = s.options().text("dtype");
+    if (dtype.find(',') != std::string::npos)
+      throw cudalabs::UsageError("--dtype " + dtype + ": one input type per run (the variants of a run share one "
+                                 "cuBLAS baseline). Example: --dtype bf16");
+    // A variant named with --variant must belong to the --dtype.
+    const bool tf32 = dtype == "tf32";
+    for (const auto& v : s.options().variants) {
+      const auto& own = tf32 ? tf32_steps : half_steps;
+      if (std::find(own.begin(), own.end(), v) == own.end())
+        throw cudalabs::UsageError("--variant " + v + " does not run with --dtype " + dtype + ": " +
+                                   (tf32 ? "it multiplies FP16/BF16 inputs. Example: --dtype fp16 --variant " + v
+                                         : "it multiplies FP32 inputs as TF32. Example: --dtype tf32 --variant " + v));
+    }
+    if (tf32)
+      run_gemm_lab<float>(s);
+    else if (dtype == "bf16")
+      run_gemm_lab<__nv_bfloat16>(s);
+    else
+      run_gemm_lab<__half>(s);
+  });
+}

@@ -1,0 +1,242 @@
+#pragma once
+// Step 4 — Hopper: TMA loads, wgmma, warp-specialised producer and consumers.
+//
+// A block of 3 warpgroups (384 threads) computes a 128×256 tile of C:
+//   - warpgroup 0, the producer: one thread issues, per 64-wide slice of k,
+//     two TMA loads (A[128×64], B[256×64]: 48 KB) into a free stage of a
+//     4-stage ring, announcing the bytes on that stage's "full" mbarrier. It
+//     computes no address and moves no byte: the TMA unit does, from a tensor
+//     map (the matrix's shape, strides and the tile's box, encoded on the host).
+//   - warpgroups 1 and 2, the consumers: each owns 64 rows of the tile, and per
+//     slice waits for "full", issues 4 wgmma.m64n256k16 (the whole 64-wide
+//     slice) reading A and B straight from shared memory through descriptors —
+//     no ldmatrix, no fragments in registers but the accumulators — then
+//     arrives on the stage's "empty" mbarrier to hand it back.
+// No __syncthreads in the loop: the mbarriers are the only synchronisation,
+// each stage's pair of them a one-slot queue between the producer and the
+// consumers.
+//
+// What each piece removes (README.md has the numbers):
+//   TMA      the address arithmetic, bounds checks and 16-byte copies of
+//            steps 2-3 (6 cp.async per thread per slice), and the zero
+//            padding of edge tiles (TMA fills outside the matrix with zeros);
+//   wgmma    the ldmatrix traffic (steps 2-3: 8 per 32 mma per warp) and half
+//            the issue slots: one instruction is 64×256×16, 64 mma.sync's work,
+//            and runs at Hopper's full tensor rate (mma.sync does not);
+//   warp specialisation: the consumers never wait on their own loads, and
+//            setmaxnreg moves registers from the producer (40) to the
+//            consumers (232) for their 128 accumulators.
+//
+// Shared memory: 4 stages × 48 KB + 1 KB for alignment = 193 KB, one block per
+// SM. The layout is TMA's 128-byte swizzle (cudalabs/hopper.cuh), which the
+// wgmma descriptors name: rows of 64 elements = 128 bytes, 16-byte chunk c of
+// row r stored at c XOR (r mod 8) — step 3's idea, done by the hardware.
+//
+// TMA needs the row pitch (k elements) to be a multiple of 16 bytes: for k not
+// a multiple of 8 the launcher first copies A and B into buffers with k
+// rounded up, zero-padded (stream-ordered cudaMallocAsync, freed after the
+// product) — an extra pass over the inputs on such shapes only.
+//
+// Compiled only for sm_90a (kernels_hopper.cu); elsewhere the kernel body is
+// empty and the host never launches it (lab30::wgmma_tma_unavailable).
+#include <cuda.h>  // CUtensorMap and its enums: types only, no libcuda at link time
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include <cudalabs/error.hpp>
+#include <cudalabs/hopper.cuh>
+
+#include "gemm_tile.cuh"
+
+namespace wgmma_step {
+inline constexpr int tile_m = 128, tile_n = 256, tile_k = 64;  // tile_k: 128 bytes, one swizzle row
+inline constexpr int stages = 4;
+inline constexpr int consumers = 2;  // warpgroups, 64 rows of the tile each
+inline constexpr int threads = 128 * (1 + consumers);
+inline constexpr int a_stage_bytes = tile_m * tile_k * 2;  // 16 KB
+inline constexpr int b_stage_bytes = tile_n * tile_k * 2;  // 32 KB
+inline constexpr int stage_bytes = a_stage_bytes + b_stage_bytes;
+// + 1024: the dynamic shared memory is only 16-byte aligned, the tiles need 1024.
+inline constexpr int smem_bytes = stages * stage_bytes + 1024 + 2 * stages * 8;
+static_assert(a_stage_bytes % 1024 == 0 && (64 * tile_k * 2) % 1024 == 0,
+              "every tile and each consumer's 64-row half of A start on a 1024-byte swizzle atom");
+}  // namespace wgmma_step
+
+template <typename T>
+__global__ void __launch_bounds__(wgmma_step::threads, 1)
+    gemm_wgmma_tma_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
+                          float* __restrict__ c, int m, int n, int k) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using namespace wgmma_step;
+  namespace hw = cudalabs::hopper;
+  extern __shared__ unsigned char smem_raw[];
+  unsigned char* smem = reinterpret_cast<unsigned char*>(
+      (reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t{1023});
+  T* a_tiles = reinterpret_cast<T*>(smem);                          // [stage][128 rows][64]
+  T* b_tiles = reinterpret_cast<T*>(smem + stages * a_stage_bytes);  // [stage][256 rows][64]
+  auto* full = reinterpret_cast<std::uint64_t*>(smem + stages * stage_bytes);
+  std::uint64_t* empty = full + stages;
+
+  const int warpgroup = static_cast<int>(threadIdx.x) / 128, in_group = static_cast<int>(threadIdx.x) % 128;
+  const TileCoord tile = tile_of_block(static_cast<int>(blockIdx.x), cudalabs::ceil_div(m, tile_m),
+                                       cudalabs::ceil_div(n, tile_n), tile_m, tile_n);
+  const int slices = cudalabs::ceil_div(k, tile_k);
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      hw::mbarrier_init(&full[s], 1);                   // the producer's arrive_expect_tx (+ the bytes)
+      hw::mbarrier_init(&empty[s], 4 * consumers);  // one arrival per consumer warp
+    }
+    hw::fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (warpgroup == 0) {
+    hw::setmaxnreg_dec<40>();
+    if (in_group == 0) {
+      for (int s = 0; s < slices; ++s) {
+        const int stage = s % stages;
+        // Round r of a stage waits for the consumers' release of round r - 1
+        // (parity (r - 1) & 1); round 0 passes at once (hopper.cuh).
+        hw::mbarrier_wait(&empty[stage], ((s / stages) & 1) ^ 1);
+        hw::mbarrier_arrive_expect_tx(&full[stage], stage_bytes);  // TMA writes the whole box, zeros included
+        hw::tma_load_2d(a_tiles + stage * tile_m * tile_k, &a_map, s * tile_k, tile.row0, &full[stage]);
+        hw::tma_load_2d(b_tiles + stage * tile_n * tile_k, &b_map, s * tile_k, tile.col0, &full[stage]);
+      }
+    }
+  } else {
+    hw::setmaxnreg_inc<232>();
+    const int consumer = warpgroup - 1;
+    float acc[128];
+#pragma unroll
+    for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+
+    for (int s = 0; s < slices; ++s) {
+      const int stage = s % stages;
+      hw::mbarrier_wait(&full[stage], (s / stages) & 1);
+      const T* a_rows = a_tiles + stage * tile_m * tile_k + consumer * 64 * tile_k;  // this warpgroup's 64 rows
+      const T* b_rows = b_tiles + stage * tile_n * tile_k;
+#pragma unroll
+      for (int i = 0; i < 128; ++i) hw::fence_operand(acc[i]);
+      hw::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < tile_k; kk += 16)
+        hw::wgmma_m64n256k16<T>(acc, hw::smem_descriptor_128b(a_rows + kk), hw::smem_descriptor_128b(b_rows + kk),
+                                true);
+      hw::wgmma_commit_group();
+      // Wait for this slice's products before handing the stage back. The
+      // other consumer warpgroup's wgmma keep the tensor cores busy meanwhile.
+      // TODO(H100): wgmma_wait_group<1> releasing the previous stage keeps one
+      // group of this warpgroup in flight too; measure whether it pays.
+      hw::wgmma_wait_group<0>();
+#pragma unroll
+      for (int i = 0; i < 128; ++i) hw::fence_operand(acc[i]);
+      if (in_group % 32 == 0) hw::mbarrier_arrive(&empty[stage]);
+    }
+
+    // Warp w of this warpgroup holds rows 16w .. 16w+15 of its 64; acc[4j ..]
+    // is the m16n8 fragment of columns 8j .. 8j+7 (hopper.cuh).
+    const int row0 = tile.row0 + 64 * consumer + 16 * (in_group / 32);
+#pragma unroll
+    for (int j = 0; j < 32; ++j) {
+      const float fragment[4] = {acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]};
+      store_accumulator_16x8(c, m, n, row0, tile.col0 + 8 * j, fragment);
+    }
+  }
+#else
+  (void)a_map, (void)b_map, (void)c, (void)m, (void)n, (void)k;
+#endif
+}
+
+// Copies a row-major [rows × k] matrix into [rows × padded_k], zeros in the
+// added columns: a row pitch TMA accepts.
+template <typename T>
+__global__ void pad_columns_kernel(const T* __restrict__ in, T* __restrict__ out, int rows, int k, int padded_k) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= static_cast<std::int64_t>(rows) * padded_k) return;
+  const int col = static_cast<int>(i % padded_k);
+  const std::int64_t row = i / padded_k;
+  out[i] = col < k ? in[row * k + col] : T(0.0f);
+}
+
+// cuTensorMapEncodeTiled through the runtime's entry point: the runtime has
+// loaded the driver already, so the program links libcudart only.
+inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+    CUDALABS_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found));
+#else
+    CUDALABS_CHECK(cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &fn, cudaEnableDefault, &found));
+#endif
+    if (found != cudaDriverEntryPointSuccess || fn == nullptr)
+      throw cudalabs::CudaError("the driver has no cuTensorMapEncodeTiled (cudaGetDriverEntryPoint): TMA needs CUDA 12");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  return encode;
+}
+
+// The tensor map of a row-major [rows × k] matrix of T read in boxes of
+// box_rows × 64 elements, 128-byte swizzled in shared memory, zeros outside.
+template <typename T>
+CUtensorMap tensor_map_of(const T* matrix, int rows, int k, int box_rows) {
+  static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "FP16 or BF16 inputs");
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(rows)};  // innermost first
+  const cuuint64_t row_pitch[1] = {static_cast<cuuint64_t>(k) * sizeof(T)};              // bytes, multiple of 16
+  const cuuint32_t box[2] = {wgmma_step::tile_k, static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t element_strides[2] = {1, 1};
+  const CUresult r = tensor_map_encoder()(
+      &map, std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
+      const_cast<T*>(matrix), dims, row_pitch, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw cudalabs::CudaError("cuTensorMapEncodeTiled failed (CUresult " + std::to_string(static_cast<int>(r)) +
+                              ") for a " + std::to_string(rows) + "×" + std::to_string(k) + " matrix");
+  return map;
+}
+
+// Once, before the first launch (and before the occupancy API is asked): the
+// opt-in to 193 KB of dynamic shared memory, and the driver's encoder looked up.
+template <typename T>
+void gemm_wgmma_tma_prepare() {
+  static const bool opted_in = [] {
+    CUDALABS_CHECK(cudaFuncSetAttribute(gemm_wgmma_tma_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        wgmma_step::smem_bytes));
+    tensor_map_encoder();
+    return true;
+  }();
+  (void)opted_in;
+}
+
+template <typename T>
+void gemm_wgmma_tma(const T* a, const T* b, float* c, int m, int n, int k, cudaStream_t stream) {
+  using namespace wgmma_step;
+  gemm_wgmma_tma_prepare<T>();
+  const int pitch_elements = 16 / static_cast<int>(sizeof(T));
+  T* padded = nullptr;
+  int padded_k = k;
+  if (k % pitch_elements != 0) {
+    padded_k = cudalabs::ceil_div(k, pitch_elements) * pitch_elements;
+    const std::int64_t a_count = static_cast<std::int64_t>(m) * padded_k, b_count = static_cast<std::int64_t>(n) * padded_k;
+    CUDALABS_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&padded), (a_count + b_count) * sizeof(T), stream));
+    pad_columns_kernel<T><<<static_cast<unsigned>(cudalabs::ceil_div<std::int64_t>(a_count, 256)), 256, 0, stream>>>(
+        a, padded, m, k, padded_k);
+    CUDALABS_CHECK_LAUNCH("pad_columns_kernel (A)");
+    pad_columns_kernel<T><<<static_cast<unsigned>(cudalabs::ceil_div<std::int64_t>(b_count, 256)), 256, 0, stream>>>(
+        b, padded + a_count, n, k, padded_k);
+    CUDALABS_CHECK_LAUNCH("pad_columns_kernel (B)");
+    a = padded;
+    b = padded + a_count;
+  }
+  const CUtensorMap a_map = tensor_map_of(a, m, padded_k, tile_m);
+  const CUtensorMap b_map = tensor_map_of(b, n, padded_k, tile_n);
+  gemm_wgmma_tma_kernel<T><<<tile_grid(m, n, tile_m, tile_n), threads, smem_bytes, stream>>>(a_map, b_map, c, m, n,
+                                                                                            padded_k);
+  CUDALABS_CHECK_LAUNCH("gemm_wgmma_tma_kernel");
+  if (padded) CUDALABS_CHECK(cudaFreeAsync(padded, stream));
+}

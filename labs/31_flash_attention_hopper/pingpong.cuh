@@ -1,0 +1,125 @@
+#pragma once
+// Variant 3, pingpong: warp_specialized with the FlashAttention-3 schedule —
+// the softmax of one warpgroup runs while the other's matrix products do.
+//
+// On the H100 an SM's tensor cores do 1024 FP16 FLOP per clock, its
+// multi-function unit 16 exp2 per clock: for a 64×128 tile at d = 128 the two
+// products are 4·64·128·128 = 4.2 M FLOP (~4 K clocks) and the softmax 8 K
+// exp2 (~0.5 K clocks) plus the max, sum and rescale on the FP32 pipes — idle
+// tensor cores for a sizeable share of every tile if the two alternate.
+//
+// Two changes to warp_specialized, each FlashAttention-3's:
+//  * inter-warpgroup ping-pong: a consumer issues its wgmmas only in its turn,
+//    held by a named barrier (bar.sync id, 256 threads) that the other
+//    consumer opens (bar.arrive) right after issuing its own. So consumer 1
+//    computes its softmax while consumer 0's products occupy the tensor cores,
+//    and the other way round.
+//  * intra-warpgroup pipelining: in one turn a consumer issues S_j = Q·K_jᵀ
+//    together with O += P_{j-1}·V_{j-1} (the previous tile's P): one wait
+//    covers both, and the softmax of S_j follows while the other consumer has
+//    its turn. The rescale of O by exp2(m_{j-1} - m_j) comes after P_{j-1}·V_{j-1}
+//    has been added, so O is always at the scale of the latest max.
+// Turns per consumer: tiles + 1 (S_0 alone, then S_j with P_{j-1}·V_{j-1}, then
+// the last P·V alone). Consumer 1 opens consumer 0's first turn and skips its
+// own last hand-over, so every bar.sync meets exactly one bar.arrive.
+#include "warp_specialized.cuh"
+
+inline constexpr int turn_barrier_first = 1;  // named barriers 1 and 2 (0 is __syncthreads')
+inline constexpr int turn_threads = 2 * warpgroup;
+
+template <typename T, int D>
+__global__ void __launch_bounds__(specialized_threads, 1)
+    pingpong_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
+                    const __grid_constant__ CUtensorMap v_map, float* __restrict__ out, int seq, float scale_log2,
+                    bool causal) {
+#ifdef LAB31_HOPPER_DEVICE
+  using Bytes = TileBytes<D>;
+  constexpr int stages = SpecializedSmem<D>::stages, q_rows = SpecializedSmem<D>::q_rows;
+  extern __shared__ std::uint8_t smem_raw[];
+  const SpecializedTiles<D> sm(smem_raw);
+  const int head = static_cast<int>(attention_head_index());
+  const int q0 = attention_query_tile(causal, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x)) * q_rows;
+  const int tiles = key_tiles(seq, q0, q_rows, causal);
+  const int role = static_cast<int>(threadIdx.x) / warpgroup;
+
+  if (threadIdx.x == 0) sm.init();
+  __syncthreads();
+
+  if (role == 0) {
+    registers_decrease<24>();
+    if (threadIdx.x == 0) produce<D>(sm, &q_map, &k_map, &v_map, q0, head, tiles);
+    return;
+  }
+  registers_increase<240>();
+  const int consumer = role - 1;
+  const int row0 = q0 + hopper_rows * consumer + 16 * ((static_cast<int>(threadIdx.x) % warpgroup) / 32);
+  const std::uint8_t* my_q = sm.q + consumer * hopper_rows * 128;
+  const int my_turn = turn_barrier_first + consumer, other_turn = turn_barrier_first + 1 - consumer;
+  int turns_left = tiles + 1;
+  auto end_turn = [&] {  // hand the tensor cores to the other consumer (consumer 1: not after its last turn)
+    if (--turns_left > 0 || consumer == 0) named_barrier_arrive(other_turn, turn_threads);
+  };
+
+  SoftmaxState<D> st;
+  float s[hopper_keys / 2] = {};
+  std::uint32_t p[hopper_keys / 16][4];
+  if (consumer == 1) named_barrier_arrive(other_turn, turn_threads);  // consumer 0 goes first
+  mbarrier_wait(sm.q_bar, 0);
+
+  // S_0 alone.
+  mbarrier_wait(sm.full, 0);
+  named_barrier_sync(my_turn, turn_threads);
+  wgmma_fence();
+  issue_scores<T, D>(s, my_q, q_rows, sm.k);
+  wgmma_commit();
+  end_turn();
+  wgmma_wait<0>();
+  fence_registers(s);
+  online_softmax<T, D>(s, st, p, 0, row0, seq, causal, scale_log2);
+
+  for (int j = 1; j < tiles; ++j) {
+    const int stage = j % stages, previous = (j - 1) % stages;
+    mbarrier_wait(sm.full + stage, (j / stages) & 1);
+    named_barrier_sync(my_turn, turn_threads);
+    wgmma_fence();
+    issue_scores<T, D>(s, my_q, q_rows, sm.k + stage * Bytes::kv);
+    issue_output<T, D>(st.o, p, sm.v + previous * Bytes::kv);
+    wgmma_commit();
+    end_turn();
+    wgmma_wait<0>();
+    fence_registers(s);
+    fence_registers(st.o);
+    release_slot(sm.empty + previous);
+    online_softmax<T, D>(s, st, p, j * hopper_keys, row0, seq, causal, scale_log2);
+  }
+
+  // The last P·V alone.
+  const int last = (tiles - 1) % stages;
+  named_barrier_sync(my_turn, turn_threads);
+  wgmma_fence();
+  issue_output<T, D>(st.o, p, sm.v + last * Bytes::kv);
+  wgmma_commit();
+  end_turn();
+  wgmma_wait<0>();
+  fence_registers(st.o);
+  release_slot(sm.empty + last);
+  store_output<D>(st, out + static_cast<std::int64_t>(head) * seq * D, row0, seq);
+#else
+  (void)q_map, (void)k_map, (void)v_map, (void)out, (void)seq, (void)scale_log2, (void)causal;
+  __trap();  // not sm_90a: never launched (the host checks lab31::hopper_blocker() first)
+#endif
+}
+
+template <typename T>
+KernelChoice pingpong_choice(int dim) {
+  static const KernelChoice d64 = opt_in(pingpong_kernel<T, 64>, specialized_threads, SpecializedSmem<64>::bytes);
+  static const KernelChoice d128 = opt_in(pingpong_kernel<T, 128>, specialized_threads, SpecializedSmem<128>::bytes);
+  return dim == 64 ? d64 : d128;
+}
+
+// Every head of `shape` in one launch: grid (query tiles of 128, heads, batch).
+template <typename T>
+void pingpong(const T* q, const T* k, const T* v, float* out, const AttentionShape& shape, cudaStream_t stream) {
+  launch_attention(pingpong_choice<T>(shape.dim), SpecializedSmem<64>::q_rows, "pingpong_kernel", q, k, v, out, shape,
+                   stream);
+}

@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""CPU tests of tools/grade_class.py and grade.py's --prebuilt, without building
+anything: the export layouts, the normalised tokens and the similarity flags, the
+class table's flags, and a prebuilt program that is not the student's.
+Run: python3 tests/class/test_grade_class.py
+"""
+import csv
+import json
+import subprocess
+import sys
+import tempfile
+import unittest
+import zipfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import grade  # noqa: E402
+import grade_class  # noqa: E402
+
+LABS, CONFIG = grade_class.load_course()
+
+
+class Layouts(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = Path(self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def make(self, layout, n):
+        subprocess.run([sys.executable, str(HERE / "make_submissions.py"), str(self.dir / "subs"), "--students", str(n),
+                        "--layout", layout], check=True, capture_output=True)
+        expected = json.loads((self.dir / "expected.json").read_text())
+        return expected, grade_class.discover(self.dir / "subs", self.dir / "out", LABS, CONFIG)
+
+    def check(self, expected, students, canvas=()):
+        self.assertEqual(sorted(s.name for s in students), sorted(expected))
+        for s in students:
+            with self.subTest(student=s.name):
+                given = expected[s.name]
+                self.assertEqual(s.labs, sorted(given))
+                for lab in given:
+                    for name in CONFIG[lab]["student_files"]:
+                        self.assertTrue((self.dir / "out" / "students" / s.id / "submission" / lab / name).is_file())
+                if given.get("01_vector_add") == "extra_file" and s.name not in canvas:
+                    extra = self.dir / "out" / "students" / s.id / "submission" / "01_vector_add" / "notes.txt"
+                    self.assertTrue(extra.is_file(), "an extra file stays in its lab folder: the grader names it")
+
+    def test_gradescope_export_names_the_students(self):
+        expected, students = self.make("gradescope", 9)
+        self.check(expected, students)
+        self.assertEqual(students[0].source, "submission_100000")
+
+    def test_lms_folders_zips_and_canvas_files(self):
+        expected, students = self.make("lms", 12)
+        self.check(expected, students, canvas={"knuthdonald", "allenfrances"})
+        self.assertIn("Ada Lovelace_300000_assignsubmission_file_.zip", [s.source for s in students])
+
+    def test_a_zip_reaching_outside_is_refused(self):
+        subs = self.dir / "subs"
+        subs.mkdir()
+        with zipfile.ZipFile(subs / "mallory.zip", "w") as z:
+            z.writestr("../../evil.cuh", "x")
+        with self.assertRaises(grade_class.ClassError):
+            grade_class.discover(subs, self.dir / "out", LABS, CONFIG)
+
+    def test_files_of_no_lab_are_named(self):
+        folder = self.dir / "subs" / "eve"
+        (folder / "04_reduction").mkdir(parents=True)
+        (folder / "04_reduction" / "reduction.cuh").write_text("x")
+        (folder / "README.md").write_text("hi")
+        [s] = grade_class.discover(self.dir / "subs", self.dir / "out", LABS, CONFIG)
+        self.assertEqual((s.labs, s.extras), (["04_reduction"], ["README.md"]))
+
+
+class Similarity(unittest.TestCase):
+    COURSE = (ROOT / "labs" / "04_reduction" / "reduction.cuh").read_text()
+
+    def test_tokens_ignore_comments_layout_and_names(self):
+        renamed = self.COURSE.replace("stride", "step").replace("cache", "tile").replace("// ", "// note: ")
+        self.assertEqual(grade_class.tokens(renamed), grade_class.tokens(self.COURSE))
+        changed = self.COURSE.replace("+=", "=")
+        self.assertNotEqual(grade_class.tokens(changed), grade_class.tokens(self.COURSE))
+
+    def test_shared_edits_are_flagged_and_the_starter_never(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp)
+            same_edit = self.COURSE.replace("partials[blockIdx.x] = cache[0];",
+                                            "if (cache[0] > 1e30f) partials[blockIdx.x] = 0.0f; else partials[blockIdx.x] = cache[0];")
+            texts = {"copy_a": same_edit, "copy_b": same_edit.replace("cache", "shm")}
+            texts.update({f"course_{n}": self.COURSE for n in range(4)})
+            # Each of the others makes an edit of their own.
+            for n in range(8):
+                texts[f"own_{n}"] = self.COURSE.replace("tree_block / 2", f"tree_block / 2 + {n} * 0") + f"\nint own_{n}_{n} = {n * 7};\n" * (n + 1)
+            students = []
+            for sid, text in texts.items():
+                folder = out / "students" / sid / "submission" / "04_reduction"
+                folder.mkdir(parents=True)
+                (folder / "reduction.cuh").write_text(text)
+                students.append(grade_class.Student(sid, sid, sid, ["04_reduction"]))
+            pairs = grade_class.similarity(students, out, ["04_reduction"], CONFIG)
+            flagged = {(p["student_a"], p["student_b"]) for p in pairs if p["flagged"]}
+            self.assertEqual(flagged, {("copy_a", "copy_b")})
+            self.assertFalse([p for p in pairs if "course_" in p["student_a"] + p["student_b"]],
+                             "a file equal to the starter has nothing of its own to compare")
+
+
+class Reports(unittest.TestCase):
+    def test_class_csv_flags_and_a_timeout(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp)
+            students = [grade_class.Student("a", "Ann", "a", ["04_reduction"]),
+                        grade_class.Student("b", "Bob", "b", ["04_reduction"])]
+            g = out / "students" / "a" / "grade"
+            g.mkdir(parents=True)
+            lab = {"status": "graded", "correct": True, "correctness": 6, "performance": 0, "max_score": 10,
+                   "flags": ["implausible"], "why": "IMPLAUSIBLE"}
+            (g / "results.json").write_text(json.dumps({"extra_data": {"labs": {"04_reduction": lab}}}))
+            (out / "students" / "a" / "status.json").write_text(json.dumps({"error": "", "timed_out": False}))
+            (out / "students" / "b").mkdir(parents=True)
+            (out / "students" / "b" / "status.json").write_text(json.dumps({"error": "did not finish in 5 s",
+                                                                            "timed_out": True}))
+            plan = {"out": str(out), "labs": ["04_reduction"]}
+            rows = grade_class.gather(plan, students)
+            grade_class.write_csv(rows, ["04_reduction"], out / "class.csv")
+            with open(out / "class.csv") as f:
+                a, b = list(csv.DictReader(f))
+            self.assertEqual((a["04_reduction"], a["04_reduction flags"], a["status"]), ("6", "implausible", "graded"))
+            self.assertEqual((b["04_reduction"], b["04_reduction flags"], b["flags"]), ("", "timeout", "timeout"))
+            self.assertIn("did not finish", b["status"])
+
+
+class Prebuilt(unittest.TestCase):
+    def test_a_program_built_from_other_files_is_refused(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            sub = tmp / "sub" / "04_reduction"
+            sub.mkdir(parents=True)
+            (sub / "reduction.cuh").write_text("// mine\n")
+            here = tmp / "prebuilt" / "labs" / "04_reduction"
+            here.mkdir(parents=True)
+            (here / "student-files.sha256").write_text("0" * 64 + "\n")
+            errors, _, _ = grade.prebuilt_submission([sub], CONFIG, tmp / "prebuilt")
+            self.assertIn("not built from this submission's files", errors["04_reduction"])
+            (here / "student-files.sha256").write_text(grade.student_files_digest(sub, ["reduction.cuh"]) + "\n")
+            (here / "build-error.txt").write_text("reduction.cuh:3: error: expected ';'\n")
+            errors, _, _ = grade.prebuilt_submission([sub], CONFIG, tmp / "prebuilt")
+            self.assertIn("expected ';'", errors["04_reduction"])
+
+
+class BuildOnly(unittest.TestCase):
+    def test_no_gpu_reports_compile_errors_and_marks_gpu_steps_not_run(self):
+        """grade.py --build-only on a prebuilt submission, with no nvidia-smi on PATH:
+        the lab that built is "not run: no GPU", the other a compile error; exit 1."""
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            prebuilt = tmp / "prebuilt" / "labs"
+            for lab, name in (("01_vector_add", "vector_add.cuh"), ("04_reduction", "reduction.cuh")):
+                (tmp / "sub" / lab).mkdir(parents=True)
+                (tmp / "sub" / lab / name).write_text(f"// {lab}\n")
+                (prebuilt / lab).mkdir(parents=True)
+                (prebuilt / lab / "student-files.sha256").write_text(grade.student_files_digest(tmp / "sub" / lab, [name]))
+            (tmp / "sub" / "01_vector_add" / "notes.txt").write_text("mine")
+            (prebuilt / "01_vector_add" / "01_vector_add").write_text("never run")
+            (prebuilt / "04_reduction" / "build-error.txt").write_text("reduction.cuh(3): error: identifier undefined\n")
+            env = {"PATH": "/usr/bin:/bin", "HOME": tmp.as_posix()}
+            r = subprocess.run([sys.executable, str(ROOT / "tools" / "grade.py"), "--submission", str(tmp / "sub"),
+                                "--prebuilt", str(tmp / "prebuilt"), "--out", str(tmp / "out"), "--build-only",
+                                "--seed", "1"], capture_output=True, text=True, env=env)
+            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+            res = json.loads((tmp / "out" / "results.json").read_text())
+            labs = res["extra_data"]["labs"]
+            self.assertEqual(labs["01_vector_add"]["flags"], [grade.NOT_RUN])
+            self.assertEqual(labs["04_reduction"]["flags"], ["compile error"])
+            self.assertIn("identifier undefined", labs["04_reduction"]["why"])
+            not_run = [t for t in res["tests"] if t["name"].startswith("01_vector_add")]
+            self.assertTrue(not_run and all(t["score"] == 0 and grade.NOT_RUN in t["output"] for t in not_run))
+            summary = (tmp / "out" / "summary.txt").read_text()
+            self.assertIn(grade.NOT_RUN, summary)
+            self.assertIn("notes.txt", summary)
+            (prebuilt / "04_reduction" / "build-error.txt").unlink()
+            (prebuilt / "04_reduction" / "04_reduction").write_text("never run")
+            r = subprocess.run([sys.executable, str(ROOT / "tools" / "grade.py"), "--submission", str(tmp / "sub"),
+                                "--prebuilt", str(tmp / "prebuilt"), "--out", str(tmp / "out2"), "--build-only"],
+                               capture_output=True, text=True, env=env)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

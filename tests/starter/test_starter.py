@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""CPU tests of the starter-kit maker (tools/starter.py); no GPU, no compiler.
+
+The marker grammar on small texts (balanced, named, each region with its stub,
+mixed regions refused), the course's own markers against tools/grading.toml,
+and a starter tree written from the course: every file there, only the marked
+regions changed, no marker left. Run: python3 tests/starter/test_starter.py
+"""
+import filecmp
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import starter  # noqa: E402
+
+LAUNCHER = """\
+inline void add(const float* a, float* c, int n, cudaStream_t s) {
+  // BEGIN SOLUTION add
+  add_kernel<<<ceil_div(n, 256), 256, 0, s>>>(a, c, n);
+  CUDALABS_CHECK_LAUNCH("add_kernel");
+  // END SOLUTION
+  // STUB: cudalabs::not_implemented("add", a, c, n, s);
+}
+"""
+
+
+class Grammar(unittest.TestCase):
+    def error(self, text):
+        with self.assertRaises(starter.MarkerError) as e:
+            starter.parse(text, "f.cuh")
+        return str(e.exception)
+
+    def test_a_region_and_its_stub(self):
+        [r] = starter.parse(LAUNCHER, "f.cuh")
+        self.assertEqual((r.variants, r.begin, r.end), (["add"], 2, 5))
+        self.assertEqual(r.stub, ['  cudalabs::not_implemented("add", a, c, n, s);\n'])
+        self.assertEqual(len(r.solution), 2)
+
+    def test_exercise_replaced_by_its_stub_at_the_markers_indentation(self):
+        out = starter.render(LAUNCHER, "f.cuh", ["add"])
+        self.assertEqual(out, 'inline void add(const float* a, float* c, int n, cudaStream_t s) {\n'
+                              '  cudalabs::not_implemented("add", a, c, n, s);\n}\n')
+
+    def test_not_an_exercise_keeps_the_solution_without_markers(self):
+        out = starter.render(LAUNCHER, "f.cuh", ["other"])
+        self.assertEqual(out, LAUNCHER.replace("  // BEGIN SOLUTION add\n", "").replace("  // END SOLUTION\n", "")
+                         .replace('  // STUB: cudalabs::not_implemented("add", a, c, n, s);\n', ""))
+        self.assertNotIn("//", out)
+
+    def test_several_stub_lines_and_an_empty_one(self):
+        text = "x\n// BEGIN SOLUTION a b\ny\n// END SOLUTION\n// STUB: // TODO one\n// STUB:\n// STUB: z;\nw\n"
+        self.assertEqual(starter.render(text, "f", ["a", "b"]), "x\n// TODO one\n\nz;\nw\n")
+
+    def test_a_region_of_an_exercise_and_a_given_variant_is_refused(self):
+        text = "// BEGIN SOLUTION a b\ny\n// END SOLUTION\n// STUB: // TODO\n"
+        with self.assertRaises(starter.MarkerError) as e:
+            starter.render(text, "f", ["a"])
+        self.assertIn("would break b", str(e.exception))
+
+    def test_unbalanced_and_malformed_markers_are_named_with_their_line(self):
+        self.assertIn("f.cuh:1: BEGIN SOLUTION without an END", self.error("// BEGIN SOLUTION a\nx\n"))
+        self.assertIn("f.cuh:2: END SOLUTION without a BEGIN", self.error("x\n// END SOLUTION\n"))
+        self.assertIn("do not nest", self.error("// BEGIN SOLUTION a\n// BEGIN SOLUTION b\n// END SOLUTION\n// STUB: x\n"))
+        self.assertIn("f.cuh:3: END SOLUTION must be followed by its stub",
+                      self.error("// BEGIN SOLUTION a\nx\n// END SOLUTION\ny\n"))
+        self.assertIn("names the variant", self.error("// BEGIN SOLUTION\nx\n// END SOLUTION\n// STUB: y\n"))
+        self.assertIn("f.cuh:1: a STUB line must follow", self.error("// STUB: x\n"))
+        self.assertIn("alone on its line", self.error("int x;  // END SOLUTION\n"))
+
+
+class Course(unittest.TestCase):
+    """The course's markers, as tools/grading.toml names exercises."""
+
+    def test_the_course_markers_are_well_formed_and_cover_every_exercise(self):
+        marks = starter.course(ROOT)  # raises, naming every problem, if not
+        marked = [m for m in marks.values() if m.exercises and m.marked]
+        self.assertTrue(marked, "no lab has marked exercises")
+        for m in marked:
+            self.assertEqual(set(m.exercises) - set(m.marked), set(), m.lab)
+
+    def test_a_lab_with_exercises_but_no_markers_is_reported_not_failed(self):
+        m = starter.LabMarks("99_future", ["fast"], {"fast.cuh": []})
+        self.assertIn("NOT MARKED YET", starter.report({"99_future": m}))
+
+    def test_every_exercise_stub_throws_not_implemented(self):
+        """A stub launcher must fail its check ("not implemented yet"), never crash
+        or pass: each exercise has at least one region whose stub throws."""
+        for lab, m in starter.course(ROOT).items():
+            if not m.marked:
+                continue
+            for variant in m.exercises:
+                stubs = "".join(line for rs in m.regions.values() for r in rs if variant in r.variants for line in r.stub)
+                self.assertIn("cudalabs::not_implemented(", stubs, f"{lab}: {variant}")
+
+
+class Tree(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.out = Path(cls.tmp.name) / "starter"
+        p = subprocess.run([sys.executable, str(ROOT / "tools" / "starter.py"), str(cls.out)],
+                           capture_output=True, text=True)
+        cls.output = p.stdout + p.stderr
+        assert p.returncode == 0, cls.output
+        cls.marks = starter.course(ROOT)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_every_file_copied_and_only_marked_regions_changed(self):
+        student = {f"labs/{lab}/{name}": m for lab, m in self.marks.items() for name in m.regions}
+        files = starter.tree_files(ROOT)
+        self.assertIn("labs/21_transpose/main.cu", files)
+        changed = []
+        for rel in files:
+            if rel == "REVISION":
+                continue
+            src, dst = ROOT / rel, self.out / rel
+            self.assertTrue(dst.is_file(), rel)
+            if rel in student and any(r.variants[0] in student[rel].exercises for r in student[rel].regions[Path(rel).name]):
+                self.assertEqual(dst.read_text(), starter.render(src.read_text(), rel, student[rel].exercises), rel)
+                changed.append(rel)
+            else:
+                # Unmarked, or marked but not an exercise: the markers go, nothing else.
+                expected = starter.render(src.read_text(), rel, []) if rel in student else None
+                if expected is None:
+                    self.assertTrue(filecmp.cmp(src, dst, shallow=False), f"{rel} changed")
+                else:
+                    self.assertEqual(dst.read_text(), expected, rel)
+        self.assertTrue(changed, "no file had an exercise region")
+        self.assertIn("results", {Path(f).parts[0] for f in files})  # results/ stays, to compare against
+
+    def test_no_git_no_build_folder_no_marker(self):
+        self.assertFalse((self.out / ".git").exists())
+        self.assertFalse(any(p.name == "meson-private" for p in self.out.rglob("*")))
+        for path in (self.out / "labs").rglob("*"):
+            if path.suffix in starter.SOURCE_SUFFIXES:
+                self.assertIsNone(starter.ANY_MARKER.search(path.read_text()), path)
+        self.assertTrue((self.out / "REVISION").read_text().strip().endswith("-starter"))
+
+    def test_the_stubs_are_in_and_the_solutions_out(self):
+        text = (self.out / "labs" / "21_transpose" / "transpose_four_per_thread.cuh").read_text()
+        self.assertIn('cudalabs::not_implemented("transpose_four_per_thread", in, out, rows, cols, stream);', text)
+        self.assertNotIn("transpose_four_per_thread_kernel<<<", text)
+
+    def test_writing_into_a_non_empty_folder_is_refused(self):
+        p = subprocess.run([sys.executable, str(ROOT / "tools" / "starter.py"), str(self.out)],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("not empty", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

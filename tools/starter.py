@@ -1,0 +1,372 @@
+#!/usr/bin/env python3
+"""Starter kits from one source: the course tree with its solutions taken out.
+
+The course's kernel files (each lab's student_files in tools/grading.toml) mark
+the code a student writes:
+
+    // BEGIN SOLUTION naive
+    ... the course's code (a kernel body, a launcher body) ...
+    // END SOLUTION
+    // STUB: cudalabs::not_implemented("transpose_four_per_thread", in, out, rows, cols, stream);
+
+BEGIN names the variant(s) the region belongs to, as `--list` prints them. The
+`// STUB:` lines right after END are the code that replaces the region in the
+starter kit, each without its `// STUB: ` prefix, at the marker's indentation
+(at least one line: a `// STUB: // TODO ...` comment where nothing is needed).
+A launcher's stub calls cudalabs::not_implemented, which throws
+cudalabs::NotImplemented (common/include/cudalabs/error.hpp): the harness records the variant as failed, "not implemented yet".
+
+Which variants are the exercise is said per lab in one place, the
+exercise_variants key of tools/grading.toml. A region whose variants are all
+exercises is replaced by its stub; one whose variants are none is kept (only the
+marker lines go); one that mixes both is an error (removing it would break a
+variant the starter must give working). A lab that lists exercises but has no
+region yet is reported, not an error: its solution stays in the starter.
+
+    tools/starter.py OUT          write the starter tree to OUT (make starter OUT=dir)
+    tools/starter.py --check      check the markers only (CI, tests/starter/)
+    tools/starter.py --check --build BUILD
+                                  also check every region's and exercise's variant
+                                  against the lab programs' --list
+    tools/starter.py --verify-run BUILD   (GPU; from the course tree, whose markers
+                                  say what to expect) run every lab of a starter tree's
+                                  build: exactly the exercise variants fail, each
+                                  with "not implemented yet"; exit 77 without a GPU
+
+The starter tree is a copy of the repository (git's tracked and untracked, not
+ignored files: no .git, no build folders; results/ stays, for comparing) with
+REVISION naming the commit it was made from. Exit codes: 0 done, 1 a marker
+problem (each one named, file:line), 2 bad usage, 77 (--verify-run) no GPU.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import grade  # noqa: E402  (tools/grade.py: the labs, tools/grading.toml, running programs)
+
+ROOT = Path(__file__).resolve().parent.parent
+BEGIN = re.compile(r"^(\s*)// BEGIN SOLUTION(.*)$")
+END = re.compile(r"^(\s*)// END SOLUTION\s*$")
+STUB = re.compile(r"^(\s*)// STUB:(?: (.*))?$")
+ANY_MARKER = re.compile(r"//\s*(BEGIN SOLUTION|END SOLUTION|STUB:)")
+SOURCE_SUFFIXES = (".cu", ".cuh", ".hpp", ".h", ".cpp", ".cc")
+NOT_IMPLEMENTED = "not implemented yet"
+
+
+class MarkerError(Exception):
+    """A malformed region: the file:line and what to fix."""
+
+
+@dataclass
+class Region:
+    variants: list
+    begin: int   # 1-based line numbers of the BEGIN and END markers
+    end: int
+    solution: list = field(default_factory=list)  # the lines between the markers
+    stub: list = field(default_factory=list)      # the stub's code lines, prefix removed, indented
+
+
+def parse(text, where):
+    """The regions of one file's text, in order. Raises MarkerError naming where."""
+    lines = text.splitlines(keepends=True)
+    regions, i = [], 0
+    while i < len(lines):
+        line = lines[i].rstrip("\n")
+        if END.match(line):
+            raise MarkerError(f"{where}:{i + 1}: END SOLUTION without a BEGIN SOLUTION before it")
+        if STUB.match(line):
+            raise MarkerError(f"{where}:{i + 1}: a STUB line must follow an END SOLUTION line (or another STUB line)")
+        m = BEGIN.match(line)
+        if not m:
+            if ANY_MARKER.search(line):
+                raise MarkerError(f"{where}:{i + 1}: a marker must be alone on its line, as `// BEGIN SOLUTION variant`, "
+                                  f"`// END SOLUTION` or `// STUB: code`: {line.strip()}")
+            i += 1
+            continue
+        variants = m.group(2).split()
+        if not variants or not all(re.fullmatch(r"[a-z0-9_]+", v) for v in variants):
+            raise MarkerError(f"{where}:{i + 1}: BEGIN SOLUTION names the variant(s) the region belongs to, as --list "
+                              f"prints them: `// BEGIN SOLUTION naive` (got {m.group(2).strip()!r})")
+        region = Region(variants, begin=i + 1, end=0)
+        i += 1
+        while i < len(lines) and not END.match(lines[i].rstrip("\n")):
+            inner = lines[i].rstrip("\n")
+            if BEGIN.match(inner):
+                raise MarkerError(f"{where}:{i + 1}: BEGIN SOLUTION inside the region opened at line {region.begin}: "
+                                  "regions do not nest; close the first with END SOLUTION")
+            if ANY_MARKER.search(inner):
+                raise MarkerError(f"{where}:{i + 1}: a marker inside the region opened at line {region.begin}")
+            region.solution.append(lines[i])
+            i += 1
+        if i == len(lines):
+            raise MarkerError(f"{where}:{region.begin}: BEGIN SOLUTION without an END SOLUTION")
+        region.end = i + 1
+        i += 1
+        while i < len(lines) and (s := STUB.match(lines[i].rstrip("\n"))):
+            region.stub.append((s.group(1) + (s.group(2) or "")).rstrip() + "\n")
+            i += 1
+        if not region.stub:
+            raise MarkerError(f"{where}:{region.end}: END SOLUTION must be followed by its stub, one or more "
+                              "`// STUB: code` lines (e.g. `// STUB: cudalabs::not_implemented(\"launcher\", its, parameters);` "
+                              "or `// STUB: // TODO: ...`)")
+        regions.append(region)
+    return regions
+
+
+def render(text, where, exercises):
+    """The file's starter text: regions of exercise variants replaced by their stub,
+    the others kept; every marker line removed. Raises MarkerError for a region
+    that mixes exercise and given variants."""
+    lines = text.splitlines(keepends=True)
+    regions = parse(text, where)
+    out, i = [], 0
+    for r in regions:
+        out += lines[i:r.begin - 1]
+        chosen = [v for v in r.variants if v in exercises]
+        if chosen and len(chosen) != len(r.variants):
+            given = [v for v in r.variants if v not in exercises]
+            raise MarkerError(f"{where}:{r.begin}: the region belongs to {', '.join(chosen)} (exercises) and to "
+                              f"{', '.join(given)} (not an exercise in tools/grading.toml): removing it would break "
+                              f"{given[0]}. Make all of them exercises, or split the region")
+        out += r.stub if chosen else r.solution
+        i = r.end + len(r.stub)
+    out += lines[i:]
+    return "".join(out)
+
+
+# ---- the course --------------------------------------------------------------------------
+
+@dataclass
+class LabMarks:
+    lab: str
+    exercises: list
+    regions: dict = field(default_factory=dict)  # file name -> [Region]
+
+    @property
+    def marked(self):
+        return sorted({v for rs in self.regions.values() for r in rs for v in r.variants})
+
+
+def course(root):
+    """{lab: LabMarks} of every lab, from tools/grading.toml and the student files.
+    Raises MarkerError with every problem found (each file:line)."""
+    labs = grade.lab_names(root)
+    config = grade.load_config(root / "tools" / "grading.toml", labs)
+    marks, problems = {}, []
+    for lab in labs:
+        m = marks[lab] = LabMarks(lab, list(config[lab]["exercise_variants"]))
+        for name in config[lab]["student_files"]:
+            path = root / "labs" / lab / name
+            try:
+                m.regions[name] = parse(path.read_text(), f"labs/{lab}/{name}")
+            except MarkerError as e:
+                problems.append(str(e))
+            except OSError as e:
+                problems.append(f"labs/{lab}/{name}: {e.strerror} (a student file of tools/grading.toml)")
+        if m.exercises and not config[lab]["student_files"]:
+            problems.append(f"tools/grading.toml: [labs.{lab}] has exercise_variants but no student_files to mark")
+    student = {(lab, f) for lab in labs for f in config[lab]["student_files"]}
+    for path in sorted((root / "labs").rglob("*")):
+        rel = path.relative_to(root / "labs")
+        if path.suffix in SOURCE_SUFFIXES and path.is_file() and (rel.parts[0], "/".join(rel.parts[1:])) not in student:
+            for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+                if ANY_MARKER.search(line):
+                    problems.append(f"labs/{rel}:{n}: a solution marker outside the lab's student_files "
+                                    "(tools/grading.toml): the starter would keep it")
+                    break
+    for lab, m in marks.items():
+        if not m.marked:
+            continue  # reported, not an error: see report()
+        missing = [v for v in m.exercises if v not in m.marked]
+        if missing:
+            problems.append(f"labs/{lab}: exercise variant(s) {', '.join(missing)} (tools/grading.toml) have no "
+                            "`// BEGIN SOLUTION` region: the starter would give them away")
+        for name, regions in m.regions.items():
+            try:
+                render((root / "labs" / lab / name).read_text(), f"labs/{lab}/{name}", m.exercises)
+            except MarkerError as e:
+                problems.append(str(e))
+    if problems:
+        raise MarkerError("\n".join(problems))
+    return marks
+
+
+def report(marks):
+    """One line per lab: its exercises, or why the starter gives it whole."""
+    lines = []
+    for lab, m in marks.items():
+        regions = sum(len(rs) for rs in m.regions.values())
+        if m.exercises and not m.marked:
+            lines.append(f"  {lab:<28} exercises {', '.join(m.exercises)}: NOT MARKED YET, the starter keeps the solution")
+        elif m.exercises:
+            lines.append(f"  {lab:<28} exercises {', '.join(m.exercises)} ({regions} regions)")
+        elif m.marked:
+            lines.append(f"  {lab:<28} no exercise_variants: its {regions} regions are kept")
+        else:
+            lines.append(f"  {lab:<28} no exercise")
+    return "\n".join(lines)
+
+
+def check_variant_names(marks, build):
+    """Every region's and exercise's variant is one the lab's program lists (--list,
+    no GPU needed). Returns the problems."""
+    problems = []
+    for lab, m in marks.items():
+        names = set(m.exercises) | set(m.marked)
+        if not names:
+            continue
+        prog = Path(build) / "labs" / lab / lab
+        if not prog.is_file():
+            problems.append(f"{prog}: not built, so the variants of {lab} cannot be checked")
+            continue
+        p = subprocess.run([str(prog), "--list"], capture_output=True, text=True, timeout=60)
+        listed = {line.split()[0] for line in p.stdout.splitlines() if line[:1].isspace() and line.strip()}
+        unknown = sorted(names - listed)
+        if p.returncode != 0 or unknown:
+            problems.append(f"{lab}: {', '.join(unknown) or '--list failed'}: not a variant of the lab "
+                            f"(its variants: {', '.join(sorted(listed))})")
+    return problems
+
+
+# ---- writing the starter tree -----------------------------------------------------------------
+
+def tree_files(root):
+    """The repository's files, relative: git's tracked and untracked-but-not-ignored
+    ones (no .git, no build folders); in a copy without git, every file outside
+    .git, __pycache__ and Meson build folders."""
+    p = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                       capture_output=True)
+    if p.returncode == 0 and (root / ".git").exists():
+        return sorted(f for f in p.stdout.decode().split("\0") if f and (root / f).is_file())
+    files = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in (".git", "__pycache__")
+                       and not (Path(dirpath, d, "meson-private").is_dir())]
+        files += [str(Path(dirpath, f).relative_to(root)) for f in filenames]
+    return sorted(files)
+
+
+def revision(root):
+    p = subprocess.run(["sh", str(root / "tools" / "revision.sh")], capture_output=True, text=True)
+    return (p.stdout.strip() or "unknown") + "-starter"
+
+
+def write_starter(root, out, marks):
+    """Copies the tree to out with every exercise region replaced by its stub.
+    Returns the number of regions replaced."""
+    if out.exists() and any(out.iterdir()):
+        raise grade.GradeError(f"{out} exists and is not empty: name a new folder (make starter OUT=dir)")
+    if out.resolve().is_relative_to(root.resolve()) and not out.resolve().relative_to(root.resolve()).parts[0].startswith("build"):
+        raise grade.GradeError(f"{out} is inside the course tree: write the starter kit outside it (or under build*/)")
+    student = {f"labs/{lab}/{name}": m for lab, m in marks.items() for name in m.regions}
+    replaced = 0
+    for rel in tree_files(root):
+        src, dst = root / rel, out / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if rel in student:
+            m = student[rel]
+            text = src.read_text()
+            dst.write_text(render(text, rel, m.exercises))
+            replaced += sum(1 for r in parse(text, rel) if r.variants[0] in m.exercises)
+            shutil.copymode(src, dst)
+        else:
+            shutil.copy2(src, dst)
+    (out / "REVISION").write_text(revision(root) + "\n")
+    left = [f"{p.relative_to(out)}:{n}" for p in sorted((out / "labs").rglob("*")) if p.suffix in SOURCE_SUFFIXES
+            for n, line in enumerate(p.read_text(errors="replace").splitlines(), 1) if ANY_MARKER.search(line)]
+    if left:
+        raise MarkerError("markers left in the starter tree (a bug of tools/starter.py): " + ", ".join(left[:5]))
+    return replaced
+
+
+# ---- on the GPU: the starter's programs fail exactly where they must -----------------------------
+
+def verify_run(root, build, marks, timeout=900):
+    """Runs every lab of a build of the starter tree (--quick --check-only): the
+    exercise variants of marked labs fail "not implemented yet", every other
+    variant passes. Returns (exit code, lines)."""
+    reason = grade.why_no_gpu()
+    if reason:
+        return 77, [f"starter: skipped: {reason}"]
+    lines, status = [], 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for lab, m in marks.items():
+            prog = Path(build) / "labs" / lab / lab
+            if not prog.is_file():
+                lines.append(f"  {lab:<28} FAIL: {prog} was not built")
+                status = 1
+                continue
+            records_path = Path(tmp) / f"{lab}.jsonl"
+            with open(Path(tmp) / f"{lab}.log", "w") as log:
+                r = grade.run(lab, [str(prog), "--quick", "--check-only", "--json", str(records_path)], timeout, log)
+            records, _ = grade.read_new_records(records_path, 0)
+            if r.rc == 77:
+                lines.append(f"  {lab:<28} skipped: {grade.tail(r.output, 1)}")
+                continue
+            expected = set(m.exercises) if m.marked else set()
+            wrong = []
+            for x in records:
+                stub = not x.get("passed") and x.get("failure", "").startswith(NOT_IMPLEMENTED)
+                if x["variant"] in expected and not stub:
+                    wrong.append(f"{x['variant']} should fail \"{NOT_IMPLEMENTED}\" but "
+                                 f"{'passed' if x.get('passed') else 'failed: ' + x.get('failure', '?')}")
+                elif x["variant"] not in expected and not x.get("passed"):
+                    wrong.append(f"{x['variant']} should pass but failed: {x.get('failure', '?')}")
+            unseen = expected - {x["variant"] for x in records}
+            if unseen:
+                wrong.append(f"no record of {', '.join(sorted(unseen))}")
+            if r.rc not in ((1,) if expected else (0,)) or r.timed_out:
+                wrong.append(f"exit {r.rc}{' (timed out)' if r.timed_out else ''}, expected {1 if expected else 0}: "
+                             + grade.tail(r.output, 2).replace("\n", " | "))
+            if wrong:
+                status = 1
+            lines.append(f"  {lab:<28} " + ("FAIL: " + "; ".join(dict.fromkeys(wrong)) if wrong else
+                                            f"ok: {len(records)} records" + (f", stubs {', '.join(sorted(expected))}"
+                                                                             if expected else "")))
+    return status, lines
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description="Write the starter kit: the course tree with the exercises' "
+                                            "solutions replaced by stubs (the markers: docs/instructor-guide.md).")
+    p.add_argument("out", nargs="?", type=Path, help="the folder to write the starter tree to (new or empty)")
+    p.add_argument("--check", action="store_true", help="only check the markers and tools/grading.toml")
+    p.add_argument("--build", help="with --check: also check the variant names against this build's lab programs")
+    p.add_argument("--verify-run", metavar="BUILD", help="(GPU) run a build of a starter tree: exactly the exercises fail")
+    p.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if sum(bool(x) for x in (args.out, args.check, args.verify_run)) != 1:
+        p.error("name one of: an output folder (tools/starter.py OUT), --check, --verify-run BUILD")
+    try:
+        marks = course(args.root)
+        if args.check:
+            problems = check_variant_names(marks, args.build) if args.build else []
+            print("starter: the markers are well formed\n" + report(marks))
+            for problem in problems:
+                print(f"starter: error: {problem}", file=sys.stderr)
+            return 1 if problems else 0
+        if args.verify_run:
+            status, lines = verify_run(args.root, args.verify_run, marks)
+            print("\n".join(lines))
+            return status
+        replaced = write_starter(args.root, args.out, marks)
+        print(f"starter: wrote {args.out}: {replaced} solution regions replaced by their stubs\n" + report(marks))
+        return 0
+    except MarkerError as e:
+        print(f"starter: error: {e}", file=sys.stderr)
+        return 1
+    except grade.GradeError as e:
+        print(f"starter: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
