@@ -23,8 +23,17 @@ marker lines go); one that mixes both is an error (removing it would break a
 variant the starter must give working). A lab that lists exercises but has no
 region yet is reported, not an error: its solution stays in the starter.
 
+Code another lab uses is never an exercise: a lab's sources may include
+another lab's files (lab 07's main.cu runs lab 04's kernel from
+../04_reduction/reduction.cuh), and in a starter tree that file holds the stub,
+so the other lab's given variants would fail. An exercise region in a file that
+another lab includes, directly or through other files, is an error; `--deps`
+prints those files and the labs that include them (docs/instructor-guide.md
+shows the list, and tests/starter/ checks that it is current).
+
     tools/starter.py OUT          write the starter tree to OUT (make starter OUT=dir)
     tools/starter.py --check      check the markers only (CI, tests/starter/)
+    tools/starter.py --deps       the lab files other labs include (Markdown)
     tools/starter.py --check --build BUILD
                                   also check every region's and exercise's variant
                                   against the lab programs' --list
@@ -142,6 +151,62 @@ def render(text, where, exercises):
     return "".join(out)
 
 
+# ---- which lab files other labs use ---------------------------------------------------------
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+
+
+def include_graph(root):
+    """{path: {paths it includes}} over the labs' sources, paths relative to
+    labs/ ("07_reduction_v3/main.cu"). "file" resolves from the including file's
+    folder, <file> from the lab's own folder (kernels.cu names the student files
+    so, found through the include path); system and common/ headers resolve to
+    nothing and are left out."""
+    labs_dir = root / "labs"
+    graph = {}
+    for path in sorted(labs_dir.rglob("*")):
+        if path.suffix not in SOURCE_SUFFIXES or not path.is_file():
+            continue
+        rel = path.relative_to(labs_dir)
+        lab_dir = labs_dir / rel.parts[0]
+        found = set()
+        for quote, name in INCLUDE.findall(path.read_text(errors="replace")):
+            target = (path.parent if quote == '"' else lab_dir) / name
+            if target.is_file() and target.resolve().is_relative_to(labs_dir.resolve()):
+                found.add(target.resolve().relative_to(labs_dir.resolve()).as_posix())
+        graph[rel.as_posix()] = found
+    return graph
+
+
+def foreign_users(root):
+    """{"LAB/FILE": [other labs whose sources include it, directly or through
+    other files]}, only for files some other lab includes."""
+    graph = include_graph(root)
+    reach = {}
+
+    def reached(f, seen):
+        if f not in reach:
+            out = set()
+            for g in graph.get(f, ()):
+                if g not in seen:
+                    out |= {g} | reached(g, seen | {g})
+            reach[f] = out
+        return reach[f]
+
+    users = {}
+    for f in graph:
+        for g in reached(f, {f}):
+            lab = f.split("/")[0]
+            if g.split("/")[0] != lab:
+                users.setdefault(g, set()).add(lab)
+    return {f: sorted(labs) for f, labs in sorted(users.items())}
+
+
+def deps_markdown(root):
+    """The list docs/instructor-guide.md shows: each lab file other labs include."""
+    return "\n".join(f"- `labs/{f}`: {', '.join(labs)}" for f, labs in foreign_users(root).items()) + "\n"
+
+
 # ---- the course --------------------------------------------------------------------------
 
 @dataclass
@@ -182,6 +247,7 @@ def course(root):
                     problems.append(f"labs/{rel}:{n}: a solution marker outside the lab's student_files "
                                     "(tools/grading.toml): the starter would keep it")
                     break
+    users = foreign_users(root)
     for lab, m in marks.items():
         if not m.marked:
             continue  # reported, not an error: see report()
@@ -194,6 +260,13 @@ def course(root):
                 render((root / "labs" / lab / name).read_text(), f"labs/{lab}/{name}", m.exercises)
             except MarkerError as e:
                 problems.append(str(e))
+            others = users.get(f"{lab}/{name}")
+            for r in regions:
+                if others and any(v in m.exercises for v in r.variants):
+                    problems.append(f"labs/{lab}/{name}:{r.begin}: an exercise region ({', '.join(r.variants)}) in a file "
+                                    f"that lab(s) {', '.join(others)} include: in the starter their variants would run "
+                                    "the stub. Take the variant out of exercise_variants (tools/grading.toml), or move "
+                                    f"the code to a file only {lab} uses")
     if problems:
         raise MarkerError("\n".join(problems))
     return marks
@@ -339,10 +412,14 @@ def main(argv=None):
                                             "solutions replaced by stubs (the markers: docs/instructor-guide.md).")
     p.add_argument("out", nargs="?", type=Path, help="the folder to write the starter tree to (new or empty)")
     p.add_argument("--check", action="store_true", help="only check the markers and tools/grading.toml")
+    p.add_argument("--deps", action="store_true", help="print the lab files other labs include (Markdown), and exit")
     p.add_argument("--build", help="with --check: also check the variant names against this build's lab programs")
     p.add_argument("--verify-run", metavar="BUILD", help="(GPU) run a build of a starter tree: exactly the exercises fail")
     p.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.deps:
+        print(deps_markdown(args.root), end="")
+        return 0
     if sum(bool(x) for x in (args.out, args.check, args.verify_run)) != 1:
         p.error("name one of: an output folder (tools/starter.py OUT), --check, --verify-run BUILD")
     try:

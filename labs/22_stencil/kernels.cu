@@ -6,6 +6,7 @@
 #include <stencil_2_5d.cuh>
 #include <stencil_naive.cuh>
 #include <stencil_registers.cuh>
+#include <stencil_registers_3d.cuh>
 #include <stencil_tiled.cuh>
 
 namespace lab22 {
@@ -36,6 +37,11 @@ void jacobi_3d_blocked(const float* in, float* scratch0, float* scratch1, float*
                        std::int64_t nz, float r, int steps, int tile_x, int tile_y, cudaStream_t stream) {
   ::jacobi_3d_blocked(in, scratch0, scratch1, out, nx, ny, nz, r, steps, tile_x, tile_y, stream);
 }
+void jacobi_3d_registers(const float* in, float* scratch0, float* scratch1, float* out, std::int64_t nx,
+                         std::int64_t ny, std::int64_t nz, float r, int steps, int z_chunk, cudaStream_t stream) {
+  ::jacobi_3d_registers(in, scratch0, scratch1, out, nx, ny, nz, r, steps, z_chunk, stream);
+}
+int jacobi_3d_registers_default_z_chunk() { return reg3d_default_z_chunk; }
 
 cudalabs::KernelResources jacobi_2d_naive_resources() {
   return resources_of(jacobi_2d_naive_kernel, naive_block_x * naive_block_y);
@@ -55,6 +61,10 @@ cudalabs::KernelResources jacobi_3d_tiled_resources(int tile_x, int tile_y, int 
 }
 cudalabs::KernelResources jacobi_3d_blocked_resources(int tile_x, int tile_y) {
   return resources_of(jacobi_3d_blocked_kernel, tile_x * tile_y, jacobi_3d_blocked_smem(tile_x, tile_y));
+}
+// The float4 instantiation, as for registers_2d.
+cudalabs::KernelResources jacobi_3d_registers_resources() {
+  return resources_of(jacobi_3d_registers_kernel<true>, 32 * reg3d_warps);
 }
 
 }  // namespace lab22

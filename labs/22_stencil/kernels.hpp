@@ -33,6 +33,12 @@ void jacobi_3d_tiled(const float* in, float* scratch0, float* scratch1, float* o
 // 2.5D: a tile_x × tile_y tile marched along z, z neighbours in registers.
 void jacobi_3d_blocked(const float* in, float* scratch0, float* scratch1, float* out, std::int64_t nx, std::int64_t ny,
                        std::int64_t nz, float r, int steps, int tile_x, int tile_y, cudaStream_t stream);
+// registers_2d marched along z: 4 rows × a float4 per thread, planes z − 1, z,
+// z + 1 in registers, no shared memory; one block per z_chunk planes (≥ 1).
+void jacobi_3d_registers(const float* in, float* scratch0, float* scratch1, float* out, std::int64_t nx,
+                         std::int64_t ny, std::int64_t nz, float r, int steps, int z_chunk, cudaStream_t stream);
+// The z chunk registers_3d uses unless --z-chunk says otherwise.
+int jacobi_3d_registers_default_z_chunk();
 
 cudalabs::KernelResources jacobi_2d_naive_resources();
 cudalabs::KernelResources jacobi_2d_tiled_resources(int tile_x, int tile_y);
@@ -40,5 +46,6 @@ cudalabs::KernelResources jacobi_2d_registers_resources();
 cudalabs::KernelResources jacobi_3d_naive_resources();
 cudalabs::KernelResources jacobi_3d_tiled_resources(int tile_x, int tile_y, int tile_z);
 cudalabs::KernelResources jacobi_3d_blocked_resources(int tile_x, int tile_y);
+cudalabs::KernelResources jacobi_3d_registers_resources();
 
 }  // namespace lab22

@@ -18,6 +18,9 @@
 //   tiled_3d      a --tile-x × --tile-y × --tile-z cube + halo in shared memory   stencil_tiled.cuh
 //   blocked_2_5d  2.5D: a --tile-x × --tile-y plane tile marched along z, the z
 //                 neighbours in registers                                     stencil_2_5d.cuh
+//   registers_3d  registers_2d marched along z: 4 rows × a float4 per thread, planes
+//                 z − 1, z, z + 1 in registers, x by shuffle, --z-chunk planes
+//                 per block, no shared memory                                 stencil_registers_3d.cuh
 //
 // Run: make run LAB=22     (8192² 2D and 512³ 3D, 10 steps)
 //      build/labs/22_stencil/22_stencil --nx 1000 --ny 999 --nz 1 --steps 7 --tile-x 64 --tile-y 4
@@ -58,7 +61,7 @@ int main(int argc, char** argv) {
       .sizes = {{.name = "nx",
                  .help = "points along x (the contiguous direction)",
                  .full = {8192, 512},
-                 .quick = {1, 2, 3, 37, 100, 1, 2, 3, 17, 33},
+                 .quick = {1, 2, 3, 37, 100, 1, 2, 3, 17, 132},  // 132: registers_3d's float4 path, 2 warps in x
                  .max = std::int64_t{1} << 30},
                 {.name = "ny",
                  .help = "points along y",
@@ -75,17 +78,22 @@ int main(int argc, char** argv) {
                    {"registers_2d", "5 points, 8 rows per thread in registers, float4 along x, warp shuffles for x"},
                    {"naive_3d", "7 points, one thread per point, operands from global memory"},
                    {"tiled_3d", "7 points, cube tile + halo in shared memory (--tile-x × --tile-y × --tile-z)"},
-                   {"blocked_2_5d", "7 points, 2.5D: plane tile marched along z, z neighbours in registers"}},
+                   {"blocked_2_5d", "7 points, 2.5D: plane tile marched along z, z neighbours in registers"},
+                   {"registers_3d", "7 points, 4 rows × float4 per thread marched along z, all in registers, no smem"}},
       .flags = {{.name = "steps", .help = "Jacobi steps per run", .default_value = "10", .min = 1, .max = 100000},
                 {.name = "tile-x", .help = "tile width in points = block threads along x", .default_value = "32", .max = 1024},
                 {.name = "tile-y", .help = "block threads along y (tiled_2d: 4 rows of points each)", .default_value = "8", .max = 1024},
-                {.name = "tile-z", .help = "tiled_3d's tile depth in points", .default_value = "4", .max = 1024}},
+                {.name = "tile-z", .help = "tiled_3d's tile depth in points", .default_value = "4", .max = 1024},
+                {.name = "z-chunk",
+                 .help = "registers_3d's planes per thread block (fewer: more blocks, more re-read chunk edges)",
+                 .default_value = std::to_string(lab22::jacobi_3d_registers_default_z_chunk()),
+                 .max = 65535}},
   };
   return cudalabs::run_lab(argc, argv, spec, [](cudalabs::Session& s) {
     const auto& o = s.options();
     const int steps = static_cast<int>(o.integer("steps"));
     const int tile_x = static_cast<int>(o.integer("tile-x")), tile_y = static_cast<int>(o.integer("tile-y")),
-              tile_z = static_cast<int>(o.integer("tile-z"));
+              tile_z = static_cast<int>(o.integer("tile-z")), z_chunk = static_cast<int>(o.integer("z-chunk"));
     check_block("--tile-x × --tile-y", std::int64_t{tile_x} * tile_y, "--tile-x 32 --tile-y 8");
     if (s.selected("blocked_2_5d") && (tile_x < 2 || tile_y < 2))
       throw cudalabs::UsageError("blocked_2_5d needs a tile at least 2 wide and 2 tall (--tile-x " +
@@ -139,6 +147,7 @@ int main(int argc, char** argv) {
                                 .new_inputs = make_inputs,
                                 .resources = resources};
         m.extra["steps"] = steps;
+        if (variant == "registers_3d") m.extra["z_chunk"] = z_chunk;
         if (tiled) {
           m.extra["tile_x"] = tile_x;
           m.extra["tile_y"] = tile_y;
@@ -183,6 +192,12 @@ int main(int argc, char** argv) {
                     lab22::jacobi_3d_blocked(in, scratch0, scratch1, out, nx, ny, nz, r, steps, tile_x, tile_y, st);
                   },
                   lab22::jacobi_3d_blocked_resources(tile_x, tile_y), true);
+        if (s.selected("registers_3d"))
+          measure("registers_3d",
+                  [&](cudaStream_t st) {
+                    lab22::jacobi_3d_registers(in, scratch0, scratch1, out, nx, ny, nz, r, steps, z_chunk, st);
+                  },
+                  lab22::jacobi_3d_registers_resources(), false);
       }
     }
     char line[200];

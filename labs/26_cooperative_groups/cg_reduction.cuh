@@ -42,6 +42,7 @@ inline constexpr std::int64_t cg_item_vectors = std::int64_t{cg_block} * cg_load
 // two calls in one kernel need a barrier between them (grid.sync() is one).
 __device__ float cg_block_sum(const cg::thread_block& block, float v) {
   static_assert(cg_block % 32 == 0 && cg_block / 32 <= 32, "cg_block_sum needs whole warps, at most 32 of them");
+  // BEGIN SOLUTION tile_reduce grid_sync persistent
   __shared__ float warp_sums[cg_block / 32];
   const cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
   v = cg::reduce(warp, v, cg::plus<float>());
@@ -52,6 +53,10 @@ __device__ float cg_block_sum(const cg::thread_block& block, float v) {
     v = cg::reduce(warp, v, cg::plus<float>());
   }
   return v;
+  // END SOLUTION
+  // STUB: // TODO: cg::reduce over each cg::tiled_partition<32> of the block, the warps' sums through shared memory, one warp
+  // STUB: // reduces them. Until then:
+  // STUB: return v;
 }
 
 // This thread's share of in[0, n): float4s rank, rank + threads, ... with
@@ -94,15 +99,19 @@ __device__ float cg_sum_partials(const cg::thread_block& block, const float* par
 
 __global__ void __launch_bounds__(cg_block) cg_tile_sum_kernel(const float* __restrict__ in, float* __restrict__ partials,
                                                               std::int64_t n) {
+  // BEGIN SOLUTION tile_reduce
   const cg::thread_block block = cg::this_thread_block();
   const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * cg_block;
   const std::int64_t rank = static_cast<std::int64_t>(blockIdx.x) * cg_block + block.thread_rank();
   const float v = cg_block_sum(block, cg_strided_sum(in, n, rank, threads));
   if (block.thread_rank() == 0) partials[blockIdx.x] = v;
+  // END SOLUTION
+  // STUB: // TODO: this block's share (cg_strided_sum over the grid's threads), summed over the block (cg_block_sum).
 }
 
 inline void cg_tile_sum(const float* in, float* partials, float* out, std::int64_t n, unsigned blocks,
                         cudaStream_t stream) {
+  // BEGIN SOLUTION tile_reduce
   if (blocks <= 1) {
     cg_tile_sum_kernel<<<1, cg_block, 0, stream>>>(in, out, n);
     CUDALABS_CHECK_LAUNCH("cg_tile_sum_kernel");
@@ -113,12 +122,15 @@ inline void cg_tile_sum(const float* in, float* partials, float* out, std::int64
   // The partials were just written: 4 KB for 1056 blocks, read back from L2.
   cg_tile_sum_kernel<<<1, cg_block, 0, stream>>>(partials, out, blocks);
   CUDALABS_CHECK_LAUNCH("cg_tile_sum_kernel (final pass)");
+  // END SOLUTION
+  // STUB: cudalabs::not_implemented("cg_tile_sum", in, partials, out, n, blocks, stream);
 }
 
 // ---- grid_sync: one cooperative launch ------------------------------------------
 
 __global__ void __launch_bounds__(cg_block) cg_grid_sync_sum_kernel(const float* __restrict__ in, float* partials,
                                                                    float* out, std::int64_t n) {
+  // BEGIN SOLUTION grid_sync
   const cg::grid_group grid = cg::this_grid();
   const cg::thread_block block = cg::this_thread_block();
   const float v = cg_block_sum(block, cg_strided_sum(in, n, static_cast<std::int64_t>(grid.thread_rank()),
@@ -132,6 +144,8 @@ __global__ void __launch_bounds__(cg_block) cg_grid_sync_sum_kernel(const float*
     const float total = cg_sum_partials(block, partials, gridDim.x);
     if (block.thread_rank() == 0) *out = total;
   }
+  // END SOLUTION
+  // STUB: // TODO: each block's partial sum (cg_strided_sum over the grid, cg_block_sum), grid.sync(), block 0 sums the partials.
 }
 
 // Launches a cooperative kernel of `blocks` x cg_block threads. The arguments
@@ -149,7 +163,10 @@ void cg_launch_cooperative(void (*kernel)(Args...), const char* name, unsigned b
 
 inline void cg_grid_sync_sum(const float* in, float* partials, float* out, std::int64_t n, unsigned blocks,
                              cudaStream_t stream) {
+  // BEGIN SOLUTION grid_sync
   cg_launch_cooperative(cg_grid_sync_sum_kernel, "cg_grid_sync_sum_kernel", blocks, stream, in, partials, out, n);
+  // END SOLUTION
+  // STUB: cudalabs::not_implemented("cg_grid_sync_sum", in, partials, out, n, blocks, stream);
 }
 
 // ---- persistent: a fixed grid claiming work items ------------------------------
@@ -163,6 +180,7 @@ CUDALABS_HD constexpr std::int64_t cg_work_items(std::int64_t n) {
 __global__ void __launch_bounds__(cg_block) cg_persistent_sum_kernel(const float* __restrict__ in, float* partials,
                                                                     float* out, unsigned long long* next_item,
                                                                     std::int64_t n) {
+  // BEGIN SOLUTION persistent
   const cg::grid_group grid = cg::this_grid();
   const cg::thread_block block = cg::this_thread_block();
   const auto* vec = reinterpret_cast<const float4*>(in);
@@ -200,10 +218,16 @@ __global__ void __launch_bounds__(cg_block) cg_persistent_sum_kernel(const float
       *next_item = 0;  // ready for the next launch, with no memset between runs
     }
   }
+  // END SOLUTION
+  // STUB: // TODO: each block claims 16 KB items from *next_item (atomicAdd by one thread, shared with the block) until none
+  // STUB: // is left, sums them, then as grid_sync: partials, grid.sync(), block 0 writes *out and resets *next_item to 0.
 }
 
 inline void cg_persistent_sum(const float* in, float* partials, float* out, unsigned long long* next_item,
                               std::int64_t n, unsigned blocks, cudaStream_t stream) {
+  // BEGIN SOLUTION persistent
   cg_launch_cooperative(cg_persistent_sum_kernel, "cg_persistent_sum_kernel", blocks, stream, in, partials, out,
                         next_item, n);
+  // END SOLUTION
+  // STUB: cudalabs::not_implemented("cg_persistent_sum", in, partials, out, next_item, n, blocks, stream);
 }

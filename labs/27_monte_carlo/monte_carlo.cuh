@@ -55,6 +55,7 @@ __device__ __forceinline__ float call_payoff(float z, float s0, float strike, fl
 
 __global__ void __launch_bounds__(mc_block) pi_fused_kernel(unsigned long long seed, std::int64_t n,
                                                             unsigned long long* hits) {
+  // BEGIN SOLUTION pi_fused
   const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * mc_block;
   const std::int64_t thread = static_cast<std::int64_t>(blockIdx.x) * mc_block + threadIdx.x;
   const std::int64_t mine = mc_share(n, thread, threads);
@@ -77,6 +78,9 @@ __global__ void __launch_bounds__(mc_block) pi_fused_kernel(unsigned long long s
   const unsigned long long block_inside = BlockSum(scratch).Sum(static_cast<unsigned long long>(inside));
   // One atomic per block: ~1000 at any size, next to 2^30 samples.
   if (threadIdx.x == 0) atomicAdd(hits, block_inside);
+  // END SOLUTION
+  // STUB: // TODO: this thread's mc_share of the n samples from its own Philox subsequence (curand_init(seed, thread, 0)), two
+  // STUB: // points per curand_uniform4, the hits summed over the block (cub::BlockReduce), one atomicAdd per block.
 }
 
 // Blocks for pi_fused: every SM full, each thread drawing ~n / (SMs x 2048)
@@ -86,8 +90,11 @@ inline unsigned pi_fused_blocks(std::int64_t n) { return cudalabs::resident_bloc
 // *hits += the samples of n that fall inside the quarter circle.
 inline void pi_fused(unsigned long long seed, std::int64_t n, unsigned blocks, unsigned long long* hits,
                      cudaStream_t stream) {
+  // BEGIN SOLUTION pi_fused
   pi_fused_kernel<<<blocks, mc_block, 0, stream>>>(seed, n, hits);
   CUDALABS_CHECK_LAUNCH("pi_fused_kernel");
+  // END SOLUTION
+  // STUB: cudalabs::not_implemented("pi_fused", seed, n, blocks, hits, stream);
 }
 
 // ---- option_fused -----------------------------------------------------------------
@@ -100,6 +107,7 @@ inline constexpr int payoffs_per_float_run = 64;
 
 __global__ void __launch_bounds__(mc_block) option_fused_kernel(unsigned long long seed, std::int64_t n, float s0,
                                                                 float strike, float drift, float vol, double* sums) {
+  // BEGIN SOLUTION option_fused
   const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * mc_block;
   const std::int64_t thread = static_cast<std::int64_t>(blockIdx.x) * mc_block + threadIdx.x;
   const std::int64_t mine = mc_share(n, thread, threads);
@@ -135,6 +143,10 @@ __global__ void __launch_bounds__(mc_block) option_fused_kernel(unsigned long lo
     atomicAdd(&sums[0], block_sum);
     atomicAdd(&sums[1], block_sum_sq);
   }
+  // END SOLUTION
+  // STUB: // TODO: this thread's mc_share of the n paths from its own Philox subsequence (curand_init(seed, thread, 0)), four
+  // STUB: // normals per curand_normal4, call_payoff of each, sums and sums of squares (FP32 runs of 64, then FP64), one
+  // STUB: // atomicAdd per block into sums[0] and sums[1].
 }
 
 inline unsigned option_fused_blocks(std::int64_t n) { return cudalabs::resident_blocks(option_fused_kernel, mc_block, n); }
@@ -142,8 +154,11 @@ inline unsigned option_fused_blocks(std::int64_t n) { return cudalabs::resident_
 // sums[0] += the n paths' payoffs, sums[1] += their squares (undiscounted).
 inline void option_fused(unsigned long long seed, std::int64_t n, float s0, float strike, float drift, float vol,
                          unsigned blocks, double* sums, cudaStream_t stream) {
+  // BEGIN SOLUTION option_fused
   option_fused_kernel<<<blocks, mc_block, 0, stream>>>(seed, n, s0, strike, drift, vol, sums);
   CUDALABS_CHECK_LAUNCH("option_fused_kernel");
+  // END SOLUTION
+  // STUB: cudalabs::not_implemented("option_fused", seed, n, s0, strike, drift, vol, blocks, sums, stream);
 }
 
 // ---- philox_init: the set-up alone ---------------------------------------------------

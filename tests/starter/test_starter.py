@@ -97,6 +97,63 @@ class Course(unittest.TestCase):
                 self.assertIn("cudalabs::not_implemented(", stubs, f"{lab}: {variant}")
 
 
+def fake_course(root, exercises):
+    """A course of three labs: 02_b's main.cu includes 01_a's a.cuh, which 01_a's
+    kernels.cu also includes (<a.cuh>); 03_c includes 02_b's b.cuh, which
+    includes a.cuh again. 01_a's a.cuh and own.cuh each hold one region."""
+    files = {
+        "labs/meson.build": "lab_names = ['01_a', '02_b', '03_c']\n",
+        "tools/grading.toml": "[labs.01_a]\nstudent_files = [\"a.cuh\", \"own.cuh\"]\n"
+                              f"exercise_variants = {exercises!r}\n".replace("'", '"'),
+        "labs/01_a/main.cu": "#include \"kernels.hpp\"\n",
+        "labs/01_a/kernels.cu": "#include <a.cuh>\n#include <own.cuh>\n",
+        "labs/01_a/a.cuh": "void f() {\n  // BEGIN SOLUTION shared\n  x();\n  // END SOLUTION\n  // STUB: y();\n}\n",
+        "labs/01_a/own.cuh": "void g() {\n  // BEGIN SOLUTION mine\n  x();\n  // END SOLUTION\n  // STUB: y();\n}\n",
+        "labs/02_b/main.cu": "#include \"../01_a/a.cuh\"\n#include <vector>\n",
+        "labs/02_b/b.cuh": "#include \"../01_a/a.cuh\"\n",
+        "labs/03_c/main.cu": "#include \"../02_b/b.cuh\"\n",
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+class OtherLabsUse(unittest.TestCase):
+    """Code another lab includes is never an exercise (its given variants would
+    run the stub)."""
+
+    def test_the_labs_that_include_a_file_directly_or_through_others(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            fake_course(Path(tmp), ["mine"])
+            self.assertEqual(starter.foreign_users(Path(tmp)),
+                             {"01_a/a.cuh": ["02_b", "03_c"], "02_b/b.cuh": ["03_c"]})
+
+    def test_an_exercise_in_a_file_another_lab_includes_is_refused(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            fake_course(Path(tmp), ["shared", "mine"])
+            with self.assertRaises(starter.MarkerError) as e:
+                starter.course(Path(tmp))
+            self.assertIn("labs/01_a/a.cuh:2: an exercise region (shared) in a file that lab(s) 02_b, 03_c include",
+                          str(e.exception))
+            self.assertNotIn("own.cuh", str(e.exception))
+
+    def test_a_region_kept_there_and_an_exercise_in_a_file_only_its_lab_uses_are_fine(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            fake_course(Path(tmp), ["mine"])
+            self.assertEqual(starter.course(Path(tmp))["01_a"].exercises, ["mine"])
+
+    def test_the_instructor_guide_lists_the_files_other_labs_include(self):
+        """docs/instructor-guide.md shows tools/starter.py --deps between its
+        markers: regenerate it there when a lab starts including another's file."""
+        text = (ROOT / "docs" / "instructor-guide.md").read_text()
+        begin, end = "<!-- starter --deps: begin -->\n", "<!-- starter --deps: end -->"
+        self.assertTrue(begin in text, f"docs/instructor-guide.md has no {begin.strip()} marker")
+        shown = text.split(begin, 1)[1].split(end, 1)[0]
+        self.assertEqual(shown, starter.deps_markdown(ROOT),
+                         "docs/instructor-guide.md: the list of files other labs include is stale; replace it with "
+                         "the output of `python3 tools/starter.py --deps`")
+
+
 class Tree(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
