@@ -26,8 +26,7 @@ cudalabs::KernelResources vector_add_float4_resources() {
 
 void vector_add_float4_shaped(const float* a, const float* b, float* c, std::int64_t n, unsigned blocks,
                               int block_threads, cudaStream_t stream) {
-  vector_add_float4_kernel<<<blocks, block_threads, 0, stream>>>(a, b, c, n);
-  CUDALABS_CHECK_LAUNCH("vector_add_float4_kernel");
+  ::vector_add_float4(a, b, c, n, blocks, stream, block_threads);  // the student's launcher: a starter's stub says so
 }
 int vector_add_float4_block() { return grid_stride_block; }
 cudalabs::KernelResources vector_add_float4_resources(int block_threads) {
