@@ -13,11 +13,22 @@
 //    dense FP16 TFLOPS / 132 SMs / 1.83 GHz = 4096 FLOP): 256 B of fragments per
 //    MMA starves them at half rate, 128 B just keeps up. The price is
 //    registers: the O accumulator is 32 rows × d per warp (64 floats per
-//    thread at d = 64, 128 at d = 128) and the scores 32 × 64 (64 floats).
+//    thread at d = 64, 128 at d = 128) and the scores 32 × BC (BC floats).
 // 2. Q in registers at d = 64 only. Its fragments are 32 registers at d = 64,
 //    kept for the whole loop; at d = 128 they would be 64 beside O's 128 and
-//    S's 64, past the 255 a thread may have, so Q stays in shared memory and
-//    its fragments are reloaded per key tile (as FlashAttention-2 does).
+//    S's 32 or 64, past the 255 a thread may have, so Q stays in shared memory
+//    and its fragments are reloaded per key tile (as FlashAttention-2 does).
+//    Key tiles (BC) of 64 keys at d = 64 and of 32 at d = 128: with 64, d =
+//    128 needs O 128 + S 64 + Q and K fragments 12 = 204 registers live
+//    at once before any address or index, and ptxas (sm_90) spilled 32 bytes
+//    at 255; with 32 it needs 172 and uses 253 without spilling (it spends
+//    the rest hoisting ldmatrix addresses). Registers set 2 blocks per SM
+//    either way: 3 would need <= 168 (65536 / 384 threads), less than O and S
+//    alone. The price of 32-key tiles: the running max, the rescale of O's
+//    128 floats and the two barriers come once per 32 keys instead of 64.
+//    16 rows per warp would need fewer registers (O 64 floats) but halves the
+//    reuse of item 1: on the H100, lab 17 measured 32 rows per warp faster at
+//    equal occupancy (d = 128: 309 TFLOPS against flash_mma's 283).
 // 3. Swizzled shared memory instead of padded rows. Tiles are dense (rows of
 //    exactly 128 B or 256 B), and 16-byte piece c of row r is stored at piece
 //    c XOR (r mod 8). The 8 rows of one ldmatrix phase (8 consecutive rows,
@@ -66,7 +77,8 @@ inline constexpr int fa2_threads = 32 * fa2_warps;
 inline constexpr int fa2_row_tiles = 2;                            // 16-row MMA tiles per warp
 inline constexpr int fa2_warp_rows = 16 * fa2_row_tiles;           // 32
 inline constexpr int fa2_tile_rows = fa2_warps * fa2_warp_rows;    // 128 queries per block
-inline constexpr int fa2_tile_keys = 64;                           // keys per K/V tile
+template <int D>
+inline constexpr int fa2_tile_keys = D == 64 ? 64 : 32;            // keys per K/V tile (item 2)
 inline constexpr int fa2_max_splits = 16;                          // workspace: at most 16·heads·N·(d+1) floats
 
 template <typename T, int D>
@@ -74,8 +86,9 @@ struct Fa2Smem {
   static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "FP16 or BF16 inputs");
   static_assert(D == 64 || D == 128, "the tensor-core kernel is compiled for head dimensions 64 and 128");
   static constexpr int q_tile = fa2_tile_rows * D;   // elements
-  static constexpr int kv_tile = fa2_tile_keys * D;  // elements of one K or V buffer
-  // Q, K ×2, V ×2: 48 KB at D = 64, 96 KB at D = 128; two blocks per SM fit in the H100's 228 KB.
+  static constexpr int kv_tile = fa2_tile_keys<D> * D;  // elements of one K or V buffer
+  // Q, K ×2, V ×2: 48 KB at D = 64 (64-key tiles), 64 KB at D = 128 (32-key
+  // tiles); the 2 blocks per SM that registers allow fit in the H100's 228 KB.
   static constexpr std::size_t bytes = (q_tile + 4 * kv_tile) * sizeof(T);
 };
 
@@ -115,7 +128,7 @@ __global__ void __launch_bounds__(fa2_threads, 2)
                      int seq, float scale_log2, bool causal, int splits, Fa2Partials partials) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using Smem = Fa2Smem<T, D>;
-  constexpr int BC = fa2_tile_keys, RT = fa2_row_tiles;
+  constexpr int BC = fa2_tile_keys<D>, RT = fa2_row_tiles;
   constexpr int k_steps = D / 16;   // 16-wide slices of d in Q·Kᵀ
   constexpr int s_blocks = BC / 8;  // 8-key accumulator blocks of S
   constexpr int o_blocks = D / 8;   // 8-column accumulator blocks of O
@@ -143,13 +156,13 @@ __global__ void __launch_bounds__(fa2_threads, 2)
   const int first_tile = split * kv_tiles / splits, end_tile = (split + 1) * kv_tiles / splits;
 
   load_swizzled_async<fa2_tile_rows, D>(qs, q, q0, seq);
-  cp_async_commit();
+  ptx::cp_async_commit();
   if (first_tile < end_tile) {
     load_swizzled_async<BC, D>(ks, k, first_tile * BC, seq);
     load_swizzled_async<BC, D>(vs, v, first_tile * BC, seq);
   }
-  cp_async_commit();
-  cp_async_wait<1>();  // Q has landed; the first K, V tile may still be in flight
+  ptx::cp_async_commit();
+  ptx::cp_async_wait<1>();  // Q has landed; the first K, V tile may still be in flight
   __syncthreads();
 
   // Q's A fragments at d = 64, kept for the whole loop (item 2).
@@ -159,7 +172,8 @@ __global__ void __launch_bounds__(fa2_threads, 2)
     for (int rt = 0; rt < RT; ++rt)
 #pragma unroll
       for (int kk = 0; kk < k_steps; ++kk)
-        ldmatrix_x4(qf[rt][kk], qs + swizzled<D>(fa2_warp_rows * warp + 16 * rt + a_lane_row(), 2 * kk + a_lane_chunk()));
+        ptx::ldmatrix_x4(qf[rt][kk],
+                         qs + swizzled<D>(fa2_warp_rows * warp + 16 * rt + a_lane_row(), 2 * kk + a_lane_chunk()));
 
   float o[RT][o_blocks][4] = {};
   float m[RT][2], l[RT][2];  // running max (raw score units) and this thread's share of the sums, rows g, g+8
@@ -171,10 +185,10 @@ __global__ void __launch_bounds__(fa2_threads, 2)
     if (j + 1 < end_tile) {  // prefetch tile j+1 into the other buffer, then wait for tile j only
       load_swizzled_async<BC, D>(ks + (buffer ^ 1) * Smem::kv_tile, k, kv0 + BC, seq);
       load_swizzled_async<BC, D>(vs + (buffer ^ 1) * Smem::kv_tile, v, kv0 + BC, seq);
-      cp_async_commit();
-      cp_async_wait<1>();
+      ptx::cp_async_commit();
+      ptx::cp_async_wait<1>();
     } else {
-      cp_async_wait<0>();
+      ptx::cp_async_wait<0>();
     }
     __syncthreads();  // every thread's pieces of tile j have landed
 
@@ -195,17 +209,18 @@ __global__ void __launch_bounds__(fa2_threads, 2)
 #pragma unroll
             for (int i = 0; i < 4; ++i) a[rt][i] = qf[rt][kk][i];
           } else {
-            ldmatrix_x4(a[rt], qs + swizzled<D>(fa2_warp_rows * warp + 16 * rt + a_lane_row(), 2 * kk + a_lane_chunk()));
+            ptx::ldmatrix_x4(a[rt],
+                             qs + swizzled<D>(fa2_warp_rows * warp + 16 * rt + a_lane_row(), 2 * kk + a_lane_chunk()));
           }
         }
 #pragma unroll
         for (int nb = 0; nb < s_blocks; nb += 2) {
           std::uint32_t b[4];  // keys 8nb+0-7: dims +0-7, +8-15; keys 8nb+8-15: dims +0-7, +8-15
-          ldmatrix_x4(b, kt + swizzled<D>(8 * nb + k_lane_row(), 2 * kk + k_lane_chunk()));
+          ptx::ldmatrix_x4(b, kt + swizzled<D>(8 * nb + k_lane_row(), 2 * kk + k_lane_chunk()));
 #pragma unroll
           for (int rt = 0; rt < RT; ++rt) {
-            mma_16x8x16<T>(s[rt][nb], a[rt], b[0], b[1]);
-            mma_16x8x16<T>(s[rt][nb + 1], a[rt], b[2], b[3]);
+            ptx::mma_16x8x16<T>(s[rt][nb], a[rt], b[0], b[1]);
+            ptx::mma_16x8x16<T>(s[rt][nb + 1], a[rt], b[2], b[3]);
           }
         }
       }
@@ -217,7 +232,7 @@ __global__ void __launch_bounds__(fa2_threads, 2)
         online_softmax_16rows(s[rt], o[rt], m[rt], l[rt], scale_log2, [](float x) { return exp2_approx(x); });
       }
 
-      // 3. O += P·V: P rounded to T at once (32 registers instead of S's 64
+      // 3. O += P·V: P rounded to T at once (BC/2 registers instead of S's BC
       // floats: room for O at d = 128), each V fragment feeds RT·2 MMAs.
       std::uint32_t p[RT][BC / 16][4];
 #pragma unroll
@@ -229,11 +244,11 @@ __global__ void __launch_bounds__(fa2_threads, 2)
 #pragma unroll
         for (int ob = 0; ob < o_blocks; ob += 2) {
           std::uint32_t b[4];  // dims 8ob+0-7: keys +0-7, +8-15; dims 8ob+8-15: keys +0-7, +8-15
-          ldmatrix_x4_trans(b, vt + swizzled<D>(16 * kk + a_lane_row(), ob + a_lane_chunk()));
+          ptx::ldmatrix_x4_trans(b, vt + swizzled<D>(16 * kk + a_lane_row(), ob + a_lane_chunk()));
 #pragma unroll
           for (int rt = 0; rt < RT; ++rt) {
-            mma_16x8x16<T>(o[rt][ob], p[rt][kk], b[0], b[1]);
-            mma_16x8x16<T>(o[rt][ob + 1], p[rt][kk], b[2], b[3]);
+            ptx::mma_16x8x16<T>(o[rt][ob], p[rt][kk], b[0], b[1]);
+            ptx::mma_16x8x16<T>(o[rt][ob + 1], p[rt][kk], b[2], b[3]);
           }
         }
     }
@@ -316,32 +331,43 @@ KernelChoice flash_fa2_choice(int dim) {
   return {flash_fa2_prepare<T, 128>(), fa2_threads, Fa2Smem<T, 128>::bytes};
 }
 
-// How many blocks share the keys of one query tile (item 6). What sets the
-// time is the busiest SM: ceil(blocks·splits / SMs) blocks on it, one after
-// another or side by side, each walking ceil(key_tiles / splits) tiles. Take
-// the split count that makes that product smallest, the fewest on a tie (every
-// split is a partial O to write and combine); a split keeps at least 2 key
-// tiles (128 keys), and at most fa2_max_splits are made. A grid that gives
-// every SM a block (4 × 16 heads of N = 4096: 2048 blocks) is never split.
+// How many blocks share the keys of one query tile (item 6). An SM holds
+// `resident` blocks of this kernel at once (2 on the H100: registers, item 2),
+// and an SM with fewer does less work per second: 4 warps cannot hide
+// ldmatrix's and mma's latency (H100, d = 128, 64-key tiles: one block per SM
+// at N = 16384, one head, 221 TFLOPS; two per SM in lab 17, 309, 1.4× more).
+// The model takes a block to run as fast beside others as alone (2× rather than
+// 1.4×: it favours splitting a little), and counts time as the busiest SM's
+// waves of `resident` blocks, ceil(blocks·splits /
+// (SMs·resident)), times the key tiles each block walks, ceil(key_tiles /
+// splits). Take the split count that makes that product smallest, the fewest on
+// a tie (every split is a partial O to write and combine: splits·N·d·8 bytes
+// through L2); a split keeps at least 128 keys, and at most fa2_max_splits are
+// made. A grid that fills every SM's slots (4 × 16 heads of N = 4096: 2048
+// blocks for 264 slots) is never split.
 //
-// One head, N = 4096: 32 query tiles, 64 key tiles: 1 split costs 64 tiles on
-// the busiest SM, 2 cost 32, 4 cost 16 (128 blocks, one per SM), 8 cost 16 too
-// (256 blocks, two on most SMs): 4 splits. N = 1024: 8 query tiles, 16 key
-// tiles: 8 splits (64 blocks of 2 key tiles). N = 16384: 128 query tiles
-// already give 128 of the 132 SMs a block: 1 split. Causal shapes count the
-// longest tile's keys. TODO(H100): the model treats one block per SM as able
-// to keep the tensor cores busy; --kv-splits N overrides it for measuring.
+// One head, d = 64, N = 4096: 32 query tiles, 64 key tiles: 1 split costs 64
+// tiles, 2 cost 32, 4 cost 16, 8 cost 8 (256 blocks, 2 on most SMs), 16 cost
+// 2 waves × 4 = 8 too: 8 splits. N = 1024: 8 query tiles, 16 key tiles: 8
+// splits of 2 tiles. d = 128, N = 16384: 128 query tiles, 512 key tiles of 32
+// keys: 2 splits (256 blocks; 1 split leaves each SM one block). Causal shapes
+// count the longest tile's keys. TODO(H100): check the choice against
+// --kv-splits N (1, 2, 4, 8, 16) at d = 64 and 128, N = 1024 … 16384.
 inline int flash_fa2_auto_splits(const AttentionShape& s) {
+  const KernelChoice kc = flash_fa2_choice<__half>(s.dim);  // BF16's kernel has the same resources
+  const std::int64_t resident =
+      std::max(1, cudalabs::kernel_resources(kc.kernel, kc.threads, kc.smem_bytes).blocks_per_sm);
+  const std::int64_t slots = cudalabs::current_device().sm_count * resident;
   const std::int64_t blocks = cudalabs::ceil_div(s.seq, fa2_tile_rows) * s.heads_total();
-  const std::int64_t sms = cudalabs::current_device().sm_count;
-  if (blocks >= sms) return 1;
-  const std::int64_t kv_tiles = cudalabs::ceil_div(s.seq, fa2_tile_keys);
-  const std::int64_t most = std::clamp<std::int64_t>(kv_tiles / 2, 1, fa2_max_splits);
+  if (blocks >= slots) return 1;
+  const int keys = s.dim == 64 ? fa2_tile_keys<64> : fa2_tile_keys<128>;
+  const std::int64_t kv_tiles = cudalabs::ceil_div(s.seq, keys);
+  const std::int64_t most = std::clamp<std::int64_t>(s.seq / 128, 1, fa2_max_splits);
   int best = 1;
-  std::int64_t best_time = kv_tiles;  // one split: every block on an SM of its own, every key tile
+  std::int64_t best_time = kv_tiles;  // one split: one wave, every key tile
   for (int splits = 2; splits <= most; ++splits) {
     const std::int64_t time =
-        cudalabs::ceil_div<std::int64_t>(blocks * splits, sms) * cudalabs::ceil_div<std::int64_t>(kv_tiles, splits);
+        cudalabs::ceil_div<std::int64_t>(blocks * splits, slots) * cudalabs::ceil_div<std::int64_t>(kv_tiles, splits);
     if (time < best_time) best = splits, best_time = time;
   }
   return best;

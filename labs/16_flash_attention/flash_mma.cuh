@@ -91,19 +91,19 @@ __global__ void __launch_bounds__(mma_threads)
   const int tiles = cudalabs::ceil_div(kv_end, BC);
 
   load_tile_async<T, D>(qs, q, q0, seq);
-  cp_async_commit();
+  ptx::cp_async_commit();
   load_tile_async<T, D>(ks, k, 0, seq);
   load_tile_async<T, D>(vs, v, 0, seq);
-  cp_async_commit();
+  ptx::cp_async_commit();
 
   // Q's A fragments, kept in registers for the whole loop. The four matrices of
   // each ldmatrix: rows 0-7 and 8-15 of columns 16kk+0-7, then of 16kk+8-15.
-  cp_async_wait<1>();  // Q has landed; tile 0 may still be in flight
+  ptx::cp_async_wait<1>();  // Q has landed; tile 0 may still be in flight
   __syncthreads();
   std::uint32_t qf[k_steps][4];
 #pragma unroll
   for (int kk = 0; kk < k_steps; ++kk)
-    ldmatrix_x4(qf[kk], qs + (16 * warp + (lane & 7) + 8 * ((lane >> 3) & 1)) * LD + 16 * kk + 8 * (lane >> 4));
+    ptx::ldmatrix_x4(qf[kk], qs + (16 * warp + (lane & 7) + 8 * ((lane >> 3) & 1)) * LD + 16 * kk + 8 * (lane >> 4));
 
   float o[o_blocks][4] = {};
   float m[2] = {-INFINITY, -INFINITY};  // running max of rows g, g+8 (raw score units)
@@ -114,10 +114,10 @@ __global__ void __launch_bounds__(mma_threads)
     if (j + 1 < tiles) {  // prefetch tile j+1 into the other buffer, then wait for tile j only
       load_tile_async<T, D>(ks + ((j + 1) & 1) * Smem::tile, k, kv0 + BC, seq);
       load_tile_async<T, D>(vs + ((j + 1) & 1) * Smem::tile, v, kv0 + BC, seq);
-      cp_async_commit();
-      cp_async_wait<1>();
+      ptx::cp_async_commit();
+      ptx::cp_async_wait<1>();
     } else {
-      cp_async_wait<0>();
+      ptx::cp_async_wait<0>();
     }
     __syncthreads();  // every thread's pieces of tile j have landed
 
@@ -132,9 +132,9 @@ __global__ void __launch_bounds__(mma_threads)
 #pragma unroll
       for (int nb = 0; nb < s_blocks; nb += 2) {
         std::uint32_t b[4];  // keys 8nb+0-7: dims +0-7, +8-15; keys 8nb+8-15: dims +0-7, +8-15
-        ldmatrix_x4(b, kt + (8 * nb + (lane & 7) + 8 * (lane >> 4)) * LD + 16 * kk + 8 * ((lane >> 3) & 1));
-        mma_16x8x16<T>(s[nb], qf[kk], b[0], b[1]);
-        mma_16x8x16<T>(s[nb + 1], qf[kk], b[2], b[3]);
+        ptx::ldmatrix_x4(b, kt + (8 * nb + (lane & 7) + 8 * (lane >> 4)) * LD + 16 * kk + 8 * ((lane >> 3) & 1));
+        ptx::mma_16x8x16<T>(s[nb], qf[kk], b[0], b[1]);
+        ptx::mma_16x8x16<T>(s[nb + 1], qf[kk], b[2], b[3]);
       }
 
     // Mask keys past the end and, causal, keys after the query: -inf.
@@ -151,9 +151,9 @@ __global__ void __launch_bounds__(mma_threads)
 #pragma unroll
       for (int ob = 0; ob < o_blocks; ob += 2) {
         std::uint32_t b[4];  // dims 8ob+0-7: keys +0-7, +8-15; dims 8ob+8-15: keys +0-7, +8-15
-        ldmatrix_x4_trans(b, vt + (16 * kk + (lane & 7) + 8 * ((lane >> 3) & 1)) * LD + 8 * ob + 8 * (lane >> 4));
-        mma_16x8x16<T>(o[ob], a, b[0], b[1]);
-        mma_16x8x16<T>(o[ob + 1], a, b[2], b[3]);
+        ptx::ldmatrix_x4_trans(b, vt + (16 * kk + (lane & 7) + 8 * ((lane >> 3) & 1)) * LD + 8 * ob + 8 * (lane >> 4));
+        ptx::mma_16x8x16<T>(o[ob], a, b[0], b[1]);
+        ptx::mma_16x8x16<T>(o[ob + 1], a, b[2], b[3]);
       }
     }
     __syncthreads();  // the next iteration's prefetch overwrites this tile's buffers

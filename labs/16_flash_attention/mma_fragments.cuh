@@ -1,76 +1,21 @@
 #pragma once
-// What lab 16's two tensor-core kernels (flash_mma.cuh, flash_fa2.cuh) share:
-// inline PTX for cp.async, ldmatrix, mma.m16n8k16 and ex2, the loop that
-// copies a tile of rows into shared memory, and the two steps that work on
+// What lab 16's two tensor-core kernels (flash_mma.cuh, flash_fa2.cuh) share
+// beyond the PTX instructions themselves (cp.async, ldmatrix, mma.m16n8k16:
+// the course's cudalabs/mma.cuh, called as ptx::...): the loop that copies a
+// tile of rows into shared memory, ex2, and the two steps that work on
 // accumulator fragments — the online softmax of a 16-row tile of scores and
-// the rounding of its weights P into the A operand of P·V. flash_mma.cuh
-// explains the fragment layouts. All of it needs sm_80 (the kernels compile
-// their bodies for __CUDA_ARCH__ >= 800 only).
+// the rounding of its weights P into the A operand of P·V — and the mask.
+// flash_mma.cuh explains the fragment layouts. All of it needs sm_80 (the
+// kernels compile their bodies for __CUDA_ARCH__ >= 800 only).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
 #include <type_traits>
 
-__device__ inline std::uint32_t smem_address(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
+#include <cudalabs/mma.cuh>
 
-// 16 bytes global -> shared without passing through registers. With
-// `valid` false nothing is read and the 16 bytes are zero-filled.
-__device__ inline void cp_async_16(void* dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(dst)), "l"(src), "r"(valid ? 16 : 0)
-               : "memory");
-}
-__device__ inline void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-// Waits until at most `Pending` of this thread's committed groups are still in flight.
-template <int Pending>
-__device__ inline void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
-}
-
-// Four 8×8 matrices of 16-bit elements; lanes 8i..8i+7 give the row
-// addresses of matrix i, and thread 4g+t receives row g, elements 2t, 2t+1 of
-// each (with .trans: column g, elements 2t, 2t+1 — the transpose).
-__device__ inline void ldmatrix_x4(std::uint32_t (&r)[4], const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_address(p)));
-}
-__device__ inline void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_address(p)));
-}
-
-// c[16×8] += a[16×16] · b[16×8], FP32 accumulate.
-template <typename T>
-__device__ inline void mma_16x8x16(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
-  if constexpr (std::is_same_v<T, __half>)
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  else
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-// Two floats rounded to nearest into one register, the lower column in the low half.
-template <typename T>
-__device__ inline std::uint32_t pack2(float lo, float hi) {
-  if constexpr (std::is_same_v<T, __half>) {
-    const __half2 h = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<const std::uint32_t*>(&h);
-  } else {
-    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<const std::uint32_t*>(&h);
-  }
-}
+namespace ptx = cudalabs::ptx;
 
 // Rows [first, first + ROWS) of a [seq][D] matrix of 16-bit elements into a
 // shared tile, 16 bytes per cp.async: consecutive threads take consecutive
@@ -88,7 +33,7 @@ __device__ inline void load_rows_async(T* dst, const T* __restrict__ src, int fi
     const int row = f / chunks, chunk = f % chunks;
     const bool valid = first + row < seq;
     const T* from = valid ? src + static_cast<std::int64_t>(first + row) * D + 8 * chunk : src;
-    cp_async_16(dst + at(row, chunk), from, valid);
+    ptx::cp_async_16(dst + at(row, chunk), from, valid ? 16 : 0);  // 0 bytes read: 16 zeros
   }
 }
 
@@ -142,10 +87,10 @@ __device__ __forceinline__ void online_softmax_16rows(float (&s)[SB][4], float (
 // 2kk+1 are exactly a0 | a1 | a2 | a3 (flash_mma.cuh, step 3), rounded to T.
 template <typename T, int SB>
 __device__ __forceinline__ void weights_as_a(std::uint32_t (&a)[4], const float (&p)[SB][4], int kk) {
-  a[0] = pack2<T>(p[2 * kk][0], p[2 * kk][1]);
-  a[1] = pack2<T>(p[2 * kk][2], p[2 * kk][3]);
-  a[2] = pack2<T>(p[2 * kk + 1][0], p[2 * kk + 1][1]);
-  a[3] = pack2<T>(p[2 * kk + 1][2], p[2 * kk + 1][3]);
+  a[0] = ptx::pack_pair<T>(p[2 * kk][0], p[2 * kk][1]);
+  a[1] = ptx::pack_pair<T>(p[2 * kk][2], p[2 * kk][3]);
+  a[2] = ptx::pack_pair<T>(p[2 * kk + 1][0], p[2 * kk + 1][1]);
+  a[3] = ptx::pack_pair<T>(p[2 * kk + 1][2], p[2 * kk + 1][3]);
 }
 
 // Keys past the end of the sequence and, causal, keys after the query: -inf

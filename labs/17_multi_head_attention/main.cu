@@ -52,6 +52,7 @@
 #include <cudalabs/lab.hpp>
 #include <cudalabs/math.hpp>
 #include <cudalabs/memory.hpp>
+#include <cudalabs/mma.cuh>
 #include <cudalabs/random.hpp>
 #include <cudalabs/reference.hpp>
 

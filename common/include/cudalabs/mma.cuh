@@ -74,6 +74,21 @@ __device__ inline void ldmatrix_x4(std::uint32_t (&r)[4], const void* row_addres
 #endif
 }
 
+// ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16: the same four 8×8 matrices,
+// each transposed on the way: thread 4g+t receives column g, elements (rows)
+// 2t, 2t+1. A B operand stored [k][n] (n contiguous, as V in attention, or B
+// of a row-major GEMM) thus arrives k-major, as mma's "col" B wants it.
+__device__ inline void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* row_address) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_address(row_address)));
+#else
+  (void)row_address;
+  r[0] = r[1] = r[2] = r[3] = 0;
+#endif
+}
+
 // mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}: c[16×8] += a[16×16] · b[16×8],
 // FP32 accumulate. "row.col": A's fragments are rows (k contiguous), B's columns
 // (k contiguous) — both K-major.
@@ -96,6 +111,22 @@ __device__ inline void mma_16x8x16(float (&c)[4], const std::uint32_t (&a)[4], s
 #else
   (void)c, (void)a, (void)b0, (void)b1;
 #endif
+}
+
+// Two FP32 values rounded to nearest into one operand register of two 16-bit
+// elements (cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32), `lo` in the low half: the
+// lower column of an A fragment's pair (a0 = row g, cols 2t, 2t+1), as when an
+// accumulator fragment becomes the A operand of the next product.
+template <typename T>
+__device__ inline std::uint32_t pack_pair(float lo, float hi) {
+  static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "FP16 or BF16 elements");
+  if constexpr (std::is_same_v<T, __half>) {
+    const __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const std::uint32_t*>(&h);
+  } else {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const std::uint32_t*>(&h);
+  }
 }
 
 // cvt.rna.tf32.f32: an FP32 value rounded to TF32 (10 explicit mantissa bits,
