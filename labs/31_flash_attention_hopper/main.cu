@@ -23,7 +23,7 @@
 // pairs instead of N² under the causal mask), as labs 16 and 17 do.
 //
 // Kernels in wgmma_sync.cuh, warp_specialized.cuh, pingpong.cuh (hopper_common.cuh,
-// wgmma_ops.cuh), called through kernels.hpp and built for sm_90a only; the
+// cudalabs/hopper.cuh), called through kernels.hpp and built for sm_90a only; the
 // baseline and the references are the course's copies of labs 15 and 16.
 //
 // Run: make run LAB=31    (batch 4, heads 16, seq 1024 ... 8192, dim 64 and 128)
@@ -50,6 +50,7 @@
 #include <cudalabs/lab.hpp>
 #include <cudalabs/math.hpp>
 #include <cudalabs/memory.hpp>
+#include <cudalabs/mma.cuh>  // lab 16's flash_mma.cuh (in namespace course below) uses it
 #include <cudalabs/random.hpp>
 #include <cudalabs/reference.hpp>
 
