@@ -1,30 +1,33 @@
 #pragma once
-// Step 3 — cp.async, four stages, XOR-swizzled shared memory.
+// Step 3 — cp.async, a three-stage pipeline, XOR-swizzled shared memory.
 //
-// Step 2 with three changes:
-//   1. cp.async copies global -> shared without the registers (the 32
-//      registers of staged chunks in step 2 are freed for accumulators) and
-//      without waiting: a thread issues a slice's copies and goes on.
-//   2. Four stages instead of two: slices s+1, s+2, s+3 are in flight while
-//      slice s is multiplied. One slice is 2·128·256·32 = 2.1 MFLOP, 0.26 µs
-//      at an H100 SM's peak (4096 FLOP per clock × 1.98 GHz): three in flight
-//      cover ~0.8 µs, a loaded DRAM round trip, where step 2 covered one
-//      slice of 128×128 (0.07 µs) with its loads and its stores to shared
-//      memory in the critical path.
-//   3. A 128×256 tile for 8 warps (2×4 of 64×64): per slice, 384 rows of
-//      operands feed 128×256 outputs, 1.33× the reuse of step 2's 128×128.
-// Shared memory: 4 stages × 384 rows × 64 bytes = 96 KB (dynamic, opted in),
-// one block per SM, 256 threads with up to 255 registers each.
+// Step 2's block (128×256, 8 warps of 64×64) and warp loop (double-buffered
+// fragments), with the global -> shared copy replaced:
+//   1. cp.async copies global -> shared without the registers and without
+//      waiting: a thread issues its slice's copies and goes on to its mma.
+//      Step 2 held 24 registers per thread of staged chunks per 64 bytes of
+//      k; here a slice can be twice as deep (64 elements, 128 bytes per row,
+//      4 k-steps) at no register cost, and half the barriers: one per 128
+//      mma per warp instead of one per 64.
+//   2. Three stages instead of two buffers: slices s+1 and s+2 are in flight
+//      while slice s is multiplied. One slice is 2·128·256·64 = 4.2 MFLOP,
+//      ~0.9 µs on one SM at mma.sync's rate (about 2/3 of wgmma's 4096 FLOP
+//      per clock, at ~1.7 GHz): two in flight cover ~1.8 µs, about twice a
+//      loaded DRAM round trip.
+//   3. Rows unpadded (128 bytes = 8 chunks of 16 bytes), XOR-swizzled: chunk
+//      c of row r is stored at chunk c XOR (r mod 8). Unswizzled, the 8 rows
+//      of one ldmatrix matrix (rows r..r+7, same chunk) would all sit in the
+//      same 16-byte bank group, an 8-way conflict; swizzled, they sit at
+//      chunks c^0 .. c^7: all 8 bank groups. This is exactly the 128-byte
+//      swizzle that step 4's TMA writes in hardware (CU_TENSOR_MAP_SWIZZLE_128B).
+//      A padded row would also avoid the conflict but cannot take whole
+//      128-byte rows of cp.async at 128-byte-aligned addresses, and wastes
+//      1/9 of the shared memory.
 //
-// The swizzle: rows are 64 bytes (32 FP16/BF16 elements of k), unpadded —
-// cp.async writes whole 16-byte chunks at 16-byte-aligned addresses, and a
-// padded row (80 bytes) would still work but wastes 20%. Unpadded, the 8 row
-// addresses of one ldmatrix matrix (rows r..r+7, same chunk c) fall on only 2
-// of the 8 bank groups: row r's chunk c sits at byte 64r + 16c, unit
-// (4r + c) mod 8. Stored at chunk c XOR ((r / 2) mod 4) instead, rows r..r+7
-// land on units c, 4+c, c^1, 4+(c^1), c^2, 4+(c^2), c^3, 4+(c^3): all 8
-// distinct, for any c. Readers apply the same XOR; nothing else changes.
-// (Step 4's TMA applies the 128-byte form of the same idea in hardware.)
+// Budgets: shared memory 3 stages × 384 rows × 128 bytes = 144 KB (dynamic,
+// opted in), one block of 256 threads per SM; registers: 128 accumulators +
+// 2 × 32 fragment registers + addresses, no staged chunks (TODO(H100): the
+// resources table).
 //
 // Where rows are not 16-byte aligned (k not a multiple of 8) a chunk cannot
 // be one cp.async: those shapes store chunks synchronously (gemm_tile.cuh),
@@ -38,120 +41,118 @@
 
 namespace cp_async_step {
 inline constexpr int tile_m = 128, tile_n = 256;
-inline constexpr int slice_bytes = 64;  // of k per row: 4 chunks, two 32-byte mma steps
-inline constexpr int chunks_per_row = slice_bytes / 16;
-inline constexpr int stages = 4;
+inline constexpr int row_bytes = 128;  // of k per row per slice: 64 FP16/BF16 elements, 4 k-steps of 32 bytes
+inline constexpr int k_steps = row_bytes / 32;
+inline constexpr int chunks_per_row = row_bytes / 16;
+inline constexpr int stages = 3;
 inline constexpr int threads = 256;  // 8 warps, 2×4, each 64×64 of C
-inline constexpr int stage_bytes = (tile_m + tile_n) * slice_bytes;  // 24 KB
-inline constexpr int smem_bytes = stages * stage_bytes;              // 96 KB
-inline constexpr int a_loads = tile_m * chunks_per_row / threads;
+inline constexpr int stage_bytes = (tile_m + tile_n) * row_bytes;  // 48 KB
+inline constexpr int smem_bytes = stages * stage_bytes;            // 144 KB
+inline constexpr int a_loads = tile_m * chunks_per_row / threads;  // 16-byte chunks per thread per slice
 inline constexpr int loads = (tile_m + tile_n) * chunks_per_row / threads;
 static_assert(tile_m * chunks_per_row % threads == 0 && loads * threads == (tile_m + tile_n) * chunks_per_row,
               "every thread copies the same number of 16-byte chunks of A and of B");
-static_assert(chunks_per_row == 4, "the XOR below spreads 8 rows of 4 chunks over 8 bank groups");
+static_assert(threads % chunks_per_row == 0, "a thread copies the same chunk of every row it copies");
+static_assert(chunks_per_row == 8, "the XOR below spreads 8 rows of 8 chunks over the 8 bank groups");
+static_assert(k_steps >= 2 && k_steps % 2 == 0,
+              "a slice's last k-step uses fragment buffer 1 while the next slice's first loads into buffer 0");
 
-// Byte offset of (row, chunk) in a stage: chunk XOR (row / 2 mod 4).
-__device__ inline int swizzled(int row, int chunk) { return row * slice_bytes + 16 * (chunk ^ ((row >> 1) & 3)); }
+// Byte offset of chunk `unit` of row `row` in a stage: chunk unit XOR (row mod 8).
+struct SwizzledRows {
+  __device__ int operator()(int row, int unit) const { return row * row_bytes + 16 * (unit ^ (row & 7)); }
+};
 }  // namespace cp_async_step
 
 template <typename T>
-__global__ void __launch_bounds__(cp_async_step::threads)
+__global__ void __launch_bounds__(cp_async_step::threads, 1)
     gemm_cp_async_kernel(const T* __restrict__ a, const T* __restrict__ b, float* __restrict__ c, int m, int n, int k,
                          bool a_aligned, bool b_aligned) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using namespace cp_async_step;
-  using cudalabs::ptx::ldmatrix_x4;
-  constexpr int slice_k = slice_bytes / static_cast<int>(sizeof(T));
+  constexpr int slice_k = row_bytes / static_cast<int>(sizeof(T));
   extern __shared__ uint4 smem_u4[];  // uint4: 16-byte alignment for cp.async and ldmatrix
   unsigned char* smem = reinterpret_cast<unsigned char*>(smem_u4);
 
-  const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
+  const int tid = static_cast<int>(threadIdx.x), warp = tid / 32;
   const int warp_row = 64 * (warp / 4), warp_col = 64 * (warp % 4);
   const TileCoord tile = tile_of_block(static_cast<int>(blockIdx.x), cudalabs::ceil_div(m, tile_m),
                                        cudalabs::ceil_div(n, tile_n), tile_m, tile_n);
   const int slices = cudalabs::ceil_div(k, slice_k);
+  // This thread copies chunk `part` of rows first_row, first_row + 32, ... of
+  // the stage (A's 128 rows, then B's 256).
+  const int part = tid % chunks_per_row, first_row = tid / chunks_per_row;
+  constexpr int row_step = threads / chunks_per_row;
 
-  // Issues the copies of slice s into its stage (s mod stages); no wait.
+  auto stage = [&](int slice) { return smem + (slice % stages) * stage_bytes; };
+  // Issues the copies of slice s into its stage; no wait.
   auto load_slice = [&](int s) {
-    unsigned char* stage = smem + (s % stages) * stage_bytes;
+    unsigned char* dst = stage(s);
+    const int col = s * slice_k + part * chunk_elements<T>;
 #pragma unroll
     for (int i = 0; i < loads; ++i) {
-      const int chunk = i * threads + tid, row = chunk / chunks_per_row, part = chunk % chunks_per_row;
       const bool in_a = i < a_loads;
+      const int row = first_row + row_step * i;  // of the stage
       const T* matrix = in_a ? a : b;
       const int rows = in_a ? m : n, global_row = in_a ? tile.row0 + row : tile.col0 + row - tile_m;
-      const int col = s * slice_k + part * chunk_elements<T>;
-      unsigned char* dst = stage + swizzled(row, part);
+      unsigned char* chunk = dst + SwizzledRows{}(row, part);
       if (in_a ? a_aligned : b_aligned) {
         const bool inside = global_row < rows && col < k;  // whole chunk in or out: k % chunk_elements == 0
         const T* src = inside ? matrix + static_cast<std::int64_t>(global_row) * k + col : matrix;
-        cudalabs::ptx::cp_async_16(dst, src, inside ? 16 : 0);
+        cudalabs::ptx::cp_async_16(chunk, src, inside ? 16 : 0);
       } else {
-        *reinterpret_cast<uint4*>(dst) = load_chunk_or_zeros(matrix, rows, k, global_row, col, false);
+        *reinterpret_cast<uint4*>(chunk) = load_chunk_or_zeros(matrix, rows, k, global_row, col, false);
       }
     }
   };
+  auto load = [&](WarpFragments& f, int slice, int step) {
+    const unsigned char* as = stage(slice);
+    load_fragments<T>(f, as, as + tile_m * row_bytes, warp_row, warp_col, 2 * step, SwizzledRows{});
+  };
 
-  // Prologue: stages - 1 slices in flight. Every iteration commits one group,
+  // Prologue: stages - 1 slices in flight. Every slice commits one group,
   // empty or not, so that "slice s has landed" is always "at most stages - 2
-  // groups pending" after s + stages - 1 commits.
+  // groups pending" once s + stages - 1 groups are committed.
 #pragma unroll
   for (int s = 0; s < stages - 1; ++s) {
     if (s < slices) load_slice(s);
     cudalabs::ptx::cp_async_commit();
   }
+  cudalabs::ptx::cp_async_wait<stages - 2>();  // slice 0 has landed (this thread's copies)
+  __syncthreads();                             // ... everyone's
 
   float acc[4][8][4] = {};
+  WarpFragments frag[2];
+  load(frag[0], 0, 0);
   for (int s = 0; s < slices; ++s) {
-    cudalabs::ptx::cp_async_wait<stages - 2>();  // this thread's copies of slice s have landed
-    __syncthreads();  // ... and everyone's; and everyone is done with slice s - 1
-    // Refill the stage slice s - 1 used (read in the last iteration, before the barrier above).
-    if (s + stages - 1 < slices) load_slice(s + stages - 1);
-    cudalabs::ptx::cp_async_commit();
-
-    const unsigned char* as = smem + (s % stages) * stage_bytes;
-    const unsigned char* bs = as + tile_m * slice_bytes;
 #pragma unroll
-    for (int step = 0; step < slice_bytes / 32; ++step) {
-      std::uint32_t af[4][4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        ldmatrix_x4(af[i], as + swizzled(warp_row + 16 * i + (lane & 7) + 8 * ((lane >> 3) & 1), 2 * step + (lane >> 4)));
-#pragma unroll
-      for (int j = 0; j < 8; j += 2) {
-        std::uint32_t bf[4];
-        ldmatrix_x4(bf, bs + swizzled(warp_col + 8 * j + (lane & 7) + 8 * (lane >> 4), 2 * step + ((lane >> 3) & 1)));
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          cudalabs::ptx::mma_16x8x16<T>(acc[i][j], af[i], bf[0], bf[1]);
-          cudalabs::ptx::mma_16x8x16<T>(acc[i][j + 1], af[i], bf[2], bf[3]);
-        }
+    for (int step = 0; step < k_steps; ++step) {
+      if (step == 0) {
+        // Refill the stage slice s-1 used: all its fragments were loaded
+        // before the barrier at the end of slice s-1.
+        if (s + stages - 1 < slices) load_slice(s + stages - 1);
+        cudalabs::ptx::cp_async_commit();
       }
+      if (step + 1 < k_steps) {
+        load(frag[(step + 1) % 2], s, step + 1);
+      } else {
+        cudalabs::ptx::cp_async_wait<stages - 2>();  // slice s+1 has landed (this thread's copies) ...
+        __syncthreads();  // ... and everyone's; and every warp is done loading from slice s's stage
+        if (s + 1 < slices) load(frag[(step + 1) % 2], s + 1, 0);
+      }
+      mma_fragments<T>(acc, frag[step % 2]);
     }
   }
   cudalabs::ptx::cp_async_wait<0>();  // no copy may outlive the block (they are all empty by now)
-
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-      store_accumulator_16x8(c, m, n, tile.row0 + warp_row + 16 * i, tile.col0 + warp_col + 8 * j, acc[i][j]);
+  store_warp_tile(c, m, n, tile.row0 + warp_row, tile.col0 + warp_col, acc);
 #else
   (void)a, (void)b, (void)c, (void)m, (void)n, (void)k, (void)a_aligned, (void)b_aligned;
   __trap();  // never launched: the host checks for compute capability 8.0 first
 #endif
 }
 
-// Above 48 KB of dynamic shared memory a kernel must opt in, once (before its
-// first launch and before the occupancy API is asked about it).
 template <typename T>
 void gemm_cp_async_prepare() {
-  static const bool opted_in = [] {
-    CUDALABS_CHECK(cudaFuncSetAttribute(gemm_cp_async_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        cp_async_step::smem_bytes));
-    return true;
-  }();
-  (void)opted_in;
+  opt_in_shared_memory_once<gemm_cp_async_kernel<T>, cp_async_step::smem_bytes>();
 }
 
 template <typename T>

@@ -1,7 +1,9 @@
 #pragma once
 // What every step of lab 30 shares: the order in which blocks take their
 // output tiles, the guarded 16-byte loads of the edge tiles, and the guarded
-// store of an mma accumulator. One copy here, included by each step's file.
+// store of an mma accumulator; for steps 2 and 3, a warp's 64×64 tile on
+// mma.sync (fragments, their loads, their 32 mma). One copy here, included by
+// each step's file.
 //
 // The product: C[m×n] = A[m×k] · Bᵀ, with A stored [m×k] and B stored [n×k],
 // both row-major — both operands K-major, the layout of a linear layer
@@ -14,7 +16,9 @@
 #include <cstring>
 #include <type_traits>
 
+#include <cudalabs/error.hpp>
 #include <cudalabs/math.hpp>
+#include <cudalabs/mma.cuh>
 
 // The output tile of block `block` of a 1D grid of tiles_m × tiles_n tiles,
 // taken in groups of 8 tile rows: inside a group, consecutive blocks walk DOWN
@@ -99,4 +103,87 @@ __device__ inline void store_accumulator_16x8(float* __restrict__ c, int m, int 
 // Tiles of a tile_rows × tile_cols grid over C, as a 1D grid for tile_of_block.
 inline unsigned tile_grid(int m, int n, int tile_rows, int tile_cols) {
   return static_cast<unsigned>(cudalabs::ceil_div(m, tile_rows)) * static_cast<unsigned>(cudalabs::ceil_div(n, tile_cols));
+}
+
+// Above 48 KB of dynamic shared memory a kernel must opt in, once per kernel
+// (before its first launch and before the occupancy API is asked about it).
+template <auto kernel, int bytes>
+void opt_in_shared_memory_once() {
+  static const bool opted_in = [] {
+    CUDALABS_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    return true;
+  }();
+  (void)opted_in;
+}
+
+// ---- A warp's 64×64 share of C on mma.sync (steps 2 and 3) -----------------
+//
+// 4 × 8 accumulators of 16×8 (128 FP32 per thread). Per k-step (32 bytes of
+// k: 16 FP16/BF16 elements, 8 TF32) the warp loads 4 A fragments (16 rows ×
+// 32 bytes each, one ldmatrix.x4) and 4 pairs of B fragments (two 8-column
+// blocks × 32 bytes, one ldmatrix.x4), then issues 32 mma: 8 × 512 bytes of
+// shared memory for 32 × 4096 FLOP, 128 bytes per mma. (A 64×32 warp tile
+// would need 192 bytes per mma: at mma.sync's rate on an H100 SM, about one
+// mma per 1.5 clocks, and 128 bytes per clock of shared memory, that is more
+// than the shared memory can deliver — the reason for the 64×64 tile.)
+//
+// Where the rows lie in shared memory is the step's business: `Layout` maps
+// (operand row, 16-byte unit of the row) to a byte offset — padded rows in
+// step 2, XOR-swizzled rows in step 3.
+struct WarpFragments {
+  std::uint32_t a[4][4];  // [16-row block i] a0..a3
+  std::uint32_t b[4][4];  // [pair j] b0, b1 of 8-column block 2j, then b0, b1 of block 2j + 1
+};
+
+// One tensor-core step over 32 bytes of k: c[16×8] += a[16×32 B] · b[32 B×8].
+// 16-bit inputs: m16n8k16. tf32_mma.cuh specialises it for float (m16n8k8).
+template <typename T>
+__device__ inline void mma_32_bytes_of_k(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
+                                         std::uint32_t b1) {
+  cudalabs::ptx::mma_16x8x16<T>(c, a, b0, b1);
+}
+// What a fragment needs between ldmatrix and mma: nothing for 16-bit inputs;
+// tf32_mma.cuh rounds FP32 to TF32 here, once per load rather than per mma.
+template <typename T>
+__device__ inline void prepare_fragments(WarpFragments&) {}
+
+// The fragments of the k-step whose 32 bytes start at 16-byte unit `unit0` of
+// each row, for the warp whose tile starts at row `warp_row` of the A tile and
+// row `warp_col` of the B tile (B's rows are C's columns).
+template <typename T, typename Layout>
+__device__ inline void load_fragments(WarpFragments& f, const unsigned char* a_tile, const unsigned char* b_tile,
+                                      int warp_row, int warp_col, int unit0, Layout layout) {
+  using cudalabs::ptx::ldmatrix_x4;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  // A: lanes 0-7 address rows 0-7 bytes 0-15 (a0), 8-15 rows 8-15 (a1), 16-23
+  // rows 0-7 bytes 16-31 (a2), 24-31 rows 8-15 bytes 16-31 (a3).
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+    ldmatrix_x4(f.a[i], a_tile + layout(warp_row + 16 * i + (lane & 7) + 8 * ((lane >> 3) & 1), unit0 + (lane >> 4)));
+  // B: matrices (bytes 0-15 | 16-31) × (columns 0-7 | 8-15 of the pair).
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+    ldmatrix_x4(f.b[j], b_tile + layout(warp_col + 16 * j + (lane & 7) + 8 * (lane >> 4), unit0 + ((lane >> 3) & 1)));
+  prepare_fragments<T>(f);
+}
+
+// The 32 mma of one k-step.
+template <typename T>
+__device__ inline void mma_fragments(float (&acc)[4][8][4], const WarpFragments& f) {
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      mma_32_bytes_of_k<T>(acc[i][2 * j], f.a[i], f.b[j][0], f.b[j][1]);
+      mma_32_bytes_of_k<T>(acc[i][2 * j + 1], f.a[i], f.b[j][2], f.b[j][3]);
+    }
+}
+
+// The warp's 64×64 of C, whose top-left element is C[row0][col0], guarded.
+__device__ inline void store_warp_tile(float* __restrict__ c, int m, int n, int row0, int col0,
+                                       const float (&acc)[4][8][4]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) store_accumulator_16x8(c, m, n, row0 + 16 * i, col0 + 8 * j, acc[i][j]);
 }

@@ -26,8 +26,10 @@ cudalabs::KernelResources wmma_resources(bool bf16) {
               : resources_of(gemm_wmma_kernel<__half>, wmma_step::threads);
 }
 cudalabs::KernelResources mma_ldmatrix_resources(bool bf16) {
-  return bf16 ? resources_of(gemm_mma_ldmatrix_kernel<__nv_bfloat16>, mma_ldmatrix_step::threads)
-              : resources_of(gemm_mma_ldmatrix_kernel<__half>, mma_ldmatrix_step::threads);
+  using namespace mma_ldmatrix_step;
+  bf16 ? gemm_mma_ldmatrix_prepare<__nv_bfloat16>() : gemm_mma_ldmatrix_prepare<__half>();
+  return bf16 ? resources_of(gemm_mma_ldmatrix_kernel<__nv_bfloat16>, threads, smem_bytes)
+              : resources_of(gemm_mma_ldmatrix_kernel<__half>, threads, smem_bytes);
 }
 cudalabs::KernelResources cp_async_pipeline_resources(bool bf16) {
   bf16 ? gemm_cp_async_prepare<__nv_bfloat16>() : gemm_cp_async_prepare<__half>();
@@ -35,7 +37,8 @@ cudalabs::KernelResources cp_async_pipeline_resources(bool bf16) {
               : resources_of(gemm_cp_async_kernel<__half>, cp_async_step::threads, cp_async_step::smem_bytes);
 }
 cudalabs::KernelResources tf32_mma_resources() {
-  return resources_of(gemm_mma_ldmatrix_kernel<float>, mma_ldmatrix_step::threads);
+  gemm_mma_ldmatrix_prepare<float>();
+  return resources_of(gemm_mma_ldmatrix_kernel<float>, mma_ldmatrix_step::threads, mma_ldmatrix_step::smem_bytes);
 }
 
 }  // namespace lab30

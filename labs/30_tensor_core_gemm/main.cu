@@ -8,10 +8,10 @@
 //   cublas             the baseline: cuBLASLt's heuristic algorithms and
 //                      cublasGemmEx timed for the shape, the fastest kept
 //   wmma               the WMMA API, 16×16×16 fragments, 64×64 block tile  wmma.cuh
-//   mma_ldmatrix       mma.sync.m16n8k16 + ldmatrix, 128×128 tile, 64×64 per
-//                      warp, register double buffering, padded rows  mma_ldmatrix.cuh
-//   cp_async_pipeline  + cp.async, 4 stages, XOR-swizzled rows, 128×256 tile,
-//                      8 warps                                    cp_async_pipeline.cuh
+//   mma_ldmatrix       mma.sync.m16n8k16 + ldmatrix, 128×256 tile, 8 warps of
+//                      64×64, register double buffering, padded rows  mma_ldmatrix.cuh
+//   cp_async_pipeline  + cp.async, 3 stages of 64-wide slices, XOR-swizzled
+//                      rows, same tile and warps                  cp_async_pipeline.cuh
 //   wgmma_tma          Hopper: TMA + wgmma.m64n256k16, mbarriers, a producer
 //                      and two consumer warpgroups, 4 stages      wgmma_tma.cuh
 //   tf32_mma           side variant (--dtype tf32): FP32 inputs, step 2's
@@ -256,8 +256,8 @@ int main(int argc, char** argv) {
       .variants = {{"cublas", "cuBLAS (cuBLASLt's heuristic algorithms and cublasGemmEx, the fastest for the shape), "
                               "in the --dtype: the baseline", true},
                    {"wmma", "WMMA API 16×16×16, 64×64 block tile, 4 warps of 32×32"},
-                   {"mma_ldmatrix", "mma.sync m16n8k16 + ldmatrix, 128×128 tile, 64×64 per warp, register double buffer"},
-                   {"cp_async_pipeline", "+ cp.async 4-stage pipeline, XOR-swizzled shared memory, 128×256 tile, 8 warps"},
+                   {"mma_ldmatrix", "mma.sync m16n8k16 + ldmatrix, 128×256 tile, 8 warps of 64×64, register double buffer"},
+                   {"cp_async_pipeline", "+ cp.async 3-stage pipeline (k slices of 64), XOR-swizzled shared memory"},
                    {"wgmma_tma", "Hopper: TMA + wgmma m64n256k16, mbarriers, producer + 2 consumer warpgroups (sm_90a)"},
                    {"tf32_mma", "--dtype tf32: FP32 inputs, mma_ldmatrix's kernel with mma.sync m16n8k8 TF32"}},
       .flags = {{.name = "dtype",

@@ -2,20 +2,34 @@
 // Step 2 — mma.sync.m16n8k16 with ldmatrix: the instruction WMMA compiles to,
 // with the fragments in the open.
 //
-// A block of 4 warps computes a 128×128 tile of C, each warp 64×64 of it: 4×8
-// accumulators of 16×8 (128 floats per thread). Per 16-wide k-step a warp
-// loads A's fragments with 4 ldmatrix.x4 and B's with 4 more, then issues 32
-// mma.sync: 8 shared-memory instructions per 32 tensor-core instructions,
-// where step 1's 32×32 warp tile needed one fragment load per mma. Knowing the
-// fragment layout (cudalabs/mma.cuh) is what allows the bigger warp tile and
-// the direct, guarded store of the accumulators to C.
+// Knowing the fragment layouts (cudalabs/mma.cuh) allows what WMMA hides: a
+// warp owns 64×64 of C (4×8 accumulators of 16×8, 128 floats per thread), and
+// per 16-wide k-step loads A's fragments with 4 ldmatrix.x4 and B's with 4
+// more, then issues 32 mma.sync — 8 shared-memory instructions per 32
+// tensor-core instructions, where step 1's 32×32 warp tile needed one
+// fragment load per mma (gemm_tile.cuh: WarpFragments, load_fragments,
+// mma_fragments). The accumulators go straight to C, guarded.
 //
-// Both tiles are copied to shared memory through registers, double-buffered as
-// in lab 18's double_buffered: slice t+1's global loads are issued before
-// slice t's mma, and stored to the other buffer after them, one barrier per
-// slice. 40 KB of static shared memory: two blocks per SM.
+// The block: 8 warps (2×4), a 128×256 tile of C. Per 32-element slice of k it
+// reads 384 operand rows for 32768 outputs: 85 outputs per row read, against
+// 64 for a 128×128 tile (L2 → SM traffic is what a bigger tile saves).
 //
-// Shared-memory layout of one buffer: A rows 0-127 then B rows 0-127, each row
+// The pipeline is lab 18's double buffering, in registers — no cp.async yet
+// (step 3): two shared-memory buffers; the global loads of slice s+2 are
+// issued right after slice s+1 is stored to shared memory, so a whole slice
+// of mma (2 k-steps × 32 mma × 8 warps) covers their latency; one barrier
+// per slice. And the fragments are double-buffered too: the ldmatrix of
+// k-step t+1 are issued before the mma of k-step t, so a warp never waits on
+// its own shared-memory loads (after the barrier, the first fragments of the
+// next slice load while the last k-step of this one multiplies).
+//
+// Budgets (ptxas, sm_90): registers — 128 accumulators + 2 × 32 fragment
+// registers + 6 × 4 of staged 16-byte chunks + addresses: TODO(H100) the
+// resources table; shared memory — 2 buffers × 384 rows × 80 bytes = 60 KB
+// (dynamic, opted in above 48 KB). One block of 256 threads per SM: 8 warps,
+// 2 per scheduler.
+//
+// Shared-memory layout of one buffer: A rows 0-127 then B rows 0-255, each row
 // 64 bytes of k (32 FP16/BF16 elements, 16 TF32) padded to 80 bytes: the
 // 8 row addresses of one ldmatrix matrix are 80 bytes apart, 8 distinct
 // 16-byte bank groups (80 = 5 × 16, 5 odd): no bank conflict.
@@ -32,39 +46,39 @@
 #include "gemm_tile.cuh"
 
 namespace mma_ldmatrix_step {
-inline constexpr int tile_m = 128, tile_n = 128;
-inline constexpr int slice_bytes = 64;  // of k per row per slice: two 32-byte mma steps
+inline constexpr int tile_m = 128, tile_n = 256;
+inline constexpr int slice_bytes = 64;              // of k per row per slice: two 32-byte k-steps
+inline constexpr int k_steps = slice_bytes / 32;
 inline constexpr int row_bytes = slice_bytes + 16;  // padded: 5 bank groups of 16 bytes
 inline constexpr int chunks_per_row = slice_bytes / 16;
-inline constexpr int threads = 128;  // 4 warps, 2×2, each 64×64 of C
-inline constexpr int buffer_bytes = (tile_m + tile_n) * row_bytes;  // 20 KB
-inline constexpr int a_loads = tile_m * chunks_per_row / threads;  // 16-byte chunks per thread per slice
+inline constexpr int threads = 256;  // 8 warps, 2×4, each 64×64 of C
+inline constexpr int buffer_bytes = (tile_m + tile_n) * row_bytes;  // 30 KB
+inline constexpr int smem_bytes = 2 * buffer_bytes;                 // 60 KB
+inline constexpr int a_loads = tile_m * chunks_per_row / threads;   // 16-byte chunks per thread per slice
 inline constexpr int loads = (tile_m + tile_n) * chunks_per_row / threads;
 static_assert(tile_m * chunks_per_row % threads == 0 && loads * threads == (tile_m + tile_n) * chunks_per_row,
               "every thread loads the same number of 16-byte chunks of A and of B");
 static_assert((row_bytes / 16) % 2 == 1, "an odd number of 16-byte units per row keeps ldmatrix conflict-free");
+static_assert(k_steps % 2 == 0, "the last k-step of a slice uses fragment buffer 1, the next slice's first buffer 0");
+
+// Byte offset of 16-byte unit `unit` of row `row` in a buffer.
+struct PaddedRows {
+  __device__ int operator()(int row, int unit) const { return row * row_bytes + 16 * unit; }
+};
 }  // namespace mma_ldmatrix_step
 
-// One tensor-core step over 32 bytes of k: c[16×8] += a[16×32 B] · b[32 B×8].
-// 16-bit inputs: m16n8k16. tf32_mma.cuh specialises it for float (m16n8k8).
 template <typename T>
-__device__ inline void mma_32_bytes_of_k(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
-                                         std::uint32_t b1) {
-  cudalabs::ptx::mma_16x8x16<T>(c, a, b0, b1);
-}
-
-template <typename T>
-__global__ void __launch_bounds__(mma_ldmatrix_step::threads)
+__global__ void __launch_bounds__(mma_ldmatrix_step::threads, 1)
     gemm_mma_ldmatrix_kernel(const T* __restrict__ a, const T* __restrict__ b, float* __restrict__ c, int m, int n,
                              int k, bool a_aligned, bool b_aligned) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using namespace mma_ldmatrix_step;
-  using cudalabs::ptx::ldmatrix_x4;
   constexpr int slice_k = slice_bytes / static_cast<int>(sizeof(T));  // elements of k per slice
-  __shared__ __align__(128) unsigned char smem[2 * buffer_bytes];
+  extern __shared__ uint4 smem_u4[];  // uint4: 16-byte alignment for the chunks and ldmatrix
+  unsigned char* smem = reinterpret_cast<unsigned char*>(smem_u4);
 
-  const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
-  const int warp_row = 64 * (warp / 2), warp_col = 64 * (warp % 2);
+  const int tid = static_cast<int>(threadIdx.x), warp = tid / 32;
+  const int warp_row = 64 * (warp / 4), warp_col = 64 * (warp % 4);
   const TileCoord tile = tile_of_block(static_cast<int>(blockIdx.x), cudalabs::ceil_div(m, tile_m),
                                        cudalabs::ceil_div(n, tile_n), tile_m, tile_n);
 
@@ -84,51 +98,40 @@ __global__ void __launch_bounds__(mma_ldmatrix_step::threads)
 #pragma unroll
     for (int i = 0; i < loads; ++i) {
       const int chunk = i * threads + tid;
-      *reinterpret_cast<uint4*>(buffer + (chunk / chunks_per_row) * row_bytes + 16 * (chunk % chunks_per_row)) =
-          staged[i];
+      *reinterpret_cast<uint4*>(buffer + PaddedRows{}(chunk / chunks_per_row, chunk % chunks_per_row)) = staged[i];
     }
   };
+  auto buffer = [&](int slice) { return smem + (slice & 1) * buffer_bytes; };
+  auto load = [&](WarpFragments& f, int slice, int step) {
+    const unsigned char* as = buffer(slice);
+    load_fragments<T>(f, as, as + tile_m * row_bytes, warp_row, warp_col, 2 * step, PaddedRows{});
+  };
 
-  float acc[4][8][4] = {};  // [16-row block][8-column block][fragment]
+  float acc[4][8][4] = {};
+  WarpFragments frag[2];
   const int slices = cudalabs::ceil_div(k, slice_k);
   fetch(0);
-  stash(smem);
+  stash(buffer(0));
+  if (slices > 1) fetch(1);  // in flight during slice 0
   __syncthreads();
+  load(frag[0], 0, 0);
   for (int s = 0; s < slices; ++s) {
-    const unsigned char* as = smem + (s & 1) * buffer_bytes;
-    const unsigned char* bs = as + tile_m * row_bytes;
-    if (s + 1 < slices) fetch(s + 1);  // in flight during the mma below
 #pragma unroll
-    for (int step = 0; step < slice_bytes / 32; ++step) {
-      // A: matrices (rows 0-7 | 8-15) × (bytes 0-15 | 16-31) of each 16-row block = a0..a3.
-      std::uint32_t af[4][4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        ldmatrix_x4(af[i], as + (warp_row + 16 * i + (lane & 7) + 8 * ((lane >> 3) & 1)) * row_bytes + 32 * step +
-                               16 * (lane >> 4));
-      // B: matrices (bytes 0-15 | 16-31) × (columns 0-7 | 8-15) = b0, b1 of two 8-column blocks.
-#pragma unroll
-      for (int j = 0; j < 8; j += 2) {
-        std::uint32_t bf[4];
-        ldmatrix_x4(bf, bs + (warp_col + 8 * j + (lane & 7) + 8 * (lane >> 4)) * row_bytes + 32 * step +
-                            16 * ((lane >> 3) & 1));
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          mma_32_bytes_of_k<T>(acc[i][j], af[i], bf[0], bf[1]);
-          mma_32_bytes_of_k<T>(acc[i][j + 1], af[i], bf[2], bf[3]);
-        }
+    for (int step = 0; step < k_steps; ++step) {
+      if (step + 1 < k_steps) {
+        load(frag[(step + 1) % 2], s, step + 1);
+      } else {
+        // Publish slice s+1 and put slice s+2 in flight. The other buffer was
+        // last read (slice s-1's fragments) before the previous barrier.
+        if (s + 1 < slices) stash(buffer(s + 1));
+        if (s + 2 < slices) fetch(s + 2);
+        __syncthreads();
+        if (s + 1 < slices) load(frag[0], s + 1, 0);
       }
+      mma_fragments<T>(acc, frag[step % 2]);
     }
-    // The other buffer was last read in iteration s-1, before its barrier.
-    if (s + 1 < slices) stash(smem + ((s + 1) & 1) * buffer_bytes);
-    __syncthreads();
   }
-
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-      store_accumulator_16x8(c, m, n, tile.row0 + warp_row + 16 * i, tile.col0 + warp_col + 8 * j, acc[i][j]);
+  store_warp_tile(c, m, n, tile.row0 + warp_row, tile.col0 + warp_col, acc);
 #else
   (void)a, (void)b, (void)c, (void)m, (void)n, (void)k, (void)a_aligned, (void)b_aligned;
   __trap();  // never launched: the host checks for compute capability 8.0 first
@@ -136,9 +139,15 @@ __global__ void __launch_bounds__(mma_ldmatrix_step::threads)
 }
 
 template <typename T>
+void gemm_mma_ldmatrix_prepare() {
+  opt_in_shared_memory_once<gemm_mma_ldmatrix_kernel<T>, mma_ldmatrix_step::smem_bytes>();
+}
+
+template <typename T>
 void gemm_mma_ldmatrix(const T* a, const T* b, float* c, int m, int n, int k, cudaStream_t stream) {
   using namespace mma_ldmatrix_step;
-  gemm_mma_ldmatrix_kernel<T><<<tile_grid(m, n, tile_m, tile_n), threads, 0, stream>>>(
+  gemm_mma_ldmatrix_prepare<T>();
+  gemm_mma_ldmatrix_kernel<T><<<tile_grid(m, n, tile_m, tile_n), threads, smem_bytes, stream>>>(
       a, b, c, m, n, k, rows_are_16_byte_aligned(a, k), rows_are_16_byte_aligned(b, k));
   CUDALABS_CHECK_LAUNCH("gemm_mma_ldmatrix_kernel");
 }
