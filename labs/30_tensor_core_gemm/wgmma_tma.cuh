@@ -39,12 +39,7 @@
 //
 // Compiled only for sm_90a (kernels_hopper.cu); elsewhere the kernel body is
 // empty and the host never launches it (lab30::wgmma_tma_unavailable).
-#include <cuda.h>  // CUtensorMap and its enums: types only, no libcuda at link time
-#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
-
 #include <cstdint>
-#include <string>
-#include <type_traits>
 
 #include <cudalabs/error.hpp>
 #include <cudalabs/hopper.cuh>
@@ -162,42 +157,12 @@ __global__ void pad_columns_kernel(const T* __restrict__ in, T* __restrict__ out
   out[i] = col < k ? in[row * k + col] : T(0.0f);
 }
 
-// cuTensorMapEncodeTiled through the runtime's entry point: the runtime has
-// loaded the driver already, so the program links libcudart only.
-inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-  static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-#if CUDART_VERSION >= 12050
-    CUDALABS_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found));
-#else
-    CUDALABS_CHECK(cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &fn, cudaEnableDefault, &found));
-#endif
-    if (found != cudaDriverEntryPointSuccess || fn == nullptr)
-      throw cudalabs::CudaError("the driver has no cuTensorMapEncodeTiled (cudaGetDriverEntryPoint): TMA needs CUDA 12");
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  }();
-  return encode;
-}
-
 // The tensor map of a row-major [rows × k] matrix of T read in boxes of
-// box_rows × 64 elements, 128-byte swizzled in shared memory, zeros outside.
+// box_rows × 64 elements, 128-byte swizzled in shared memory, zeros outside
+// (cudalabs/hopper.cuh encodes it, through the runtime: no libcuda at link time).
 template <typename T>
 CUtensorMap tensor_map_of(const T* matrix, int rows, int k, int box_rows) {
-  static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "FP16 or BF16 inputs");
-  CUtensorMap map;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(rows)};  // innermost first
-  const cuuint64_t row_pitch[1] = {static_cast<cuuint64_t>(k) * sizeof(T)};              // bytes, multiple of 16
-  const cuuint32_t box[2] = {wgmma_step::tile_k, static_cast<cuuint32_t>(box_rows)};
-  const cuuint32_t element_strides[2] = {1, 1};
-  const CUresult r = tensor_map_encoder()(
-      &map, std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
-      const_cast<T*>(matrix), dims, row_pitch, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    throw cudalabs::CudaError("cuTensorMapEncodeTiled failed (CUresult " + std::to_string(static_cast<int>(r)) +
-                              ") for a " + std::to_string(rows) + "×" + std::to_string(k) + " matrix");
-  return map;
+  return cudalabs::hopper::tensor_map_128b<2>(matrix, {k, rows}, {k}, {wgmma_step::tile_k, box_rows});
 }
 
 // Once, before the first launch (and before the occupancy API is asked): the
@@ -207,7 +172,7 @@ void gemm_wgmma_tma_prepare() {
   static const bool opted_in = [] {
     CUDALABS_CHECK(cudaFuncSetAttribute(gemm_wgmma_tma_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         wgmma_step::smem_bytes));
-    tensor_map_encoder();
+    cudalabs::hopper::tensor_map_encoder();
     return true;
   }();
   (void)opted_in;

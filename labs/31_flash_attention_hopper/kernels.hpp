@@ -1,7 +1,7 @@
 #pragma once
 // Lab 31's fixed interface: what main.cu (the course's host program) may call of
 // the kernel files wgmma_sync.cuh, warp_specialized.cuh, pingpong.cuh (and
-// hopper_common.cuh, wgmma_ops.cuh under them). kernels.cu defines it in a
+// hopper_common.cuh and cudalabs/hopper.cuh under them). kernels.cu defines it in a
 // translation unit of its own, compiled for sm_90a only (meson.build).
 //
 // Every launcher computes O = softmax(Q·Kᵀ / sqrt(dim))·V for every head of

@@ -13,9 +13,12 @@
 // The loads now run ahead by the whole ring without any consumer thread
 // spending an instruction on them, and two consumer warpgroups on one SM give
 // the scheduler a second instruction stream while one waits for its wgmma.
-// Both consumers walk every key tile of the block (under the causal mask the
-// first one's last tile is fully masked: a few % of the work at large N) so
-// that each slot is released exactly once by each.
+// Both consumers walk every key tile of the block, so that each slot is
+// released exactly once by each. Under the causal mask no tile is fully
+// masked for either (128-row blocks, 128-key tiles from multiples of 128):
+// the mask touches the diagonal tile only (and a tail tile past seq), though
+// consumer 0's rows q0..q0+63 see none of that tile's keys q0+64..q0+127
+// (pingpong.cuh skips their P·V; here it costs 1/4 of one tile of ~N/256).
 #include "hopper_common.cuh"
 
 template <int D>
@@ -45,9 +48,9 @@ struct SpecializedTiles {
     empty = full + stages;
   }
   __device__ void init() const {  // one thread, before the block's __syncthreads
-    mbarrier_init(q_bar, 1);
-    for (int s = 0; s < stages; ++s) mbarrier_init(full + s, 1), mbarrier_init(empty + s, consumer_warps);
-    fence_barrier_init();
+    hw::mbarrier_init(q_bar, 1);
+    for (int s = 0; s < stages; ++s) hw::mbarrier_init(full + s, 1), hw::mbarrier_init(empty + s, consumer_warps);
+    hw::fence_barrier_init();
   }
 };
 
@@ -58,12 +61,12 @@ __device__ inline void produce(const SpecializedTiles<D>& sm, const CUtensorMap*
                                const CUtensorMap* v_map, int q0, int head, int tiles) {
   using Bytes = TileBytes<D>;
   constexpr int stages = SpecializedSmem<D>::stages;
-  mbarrier_arrive_expect_tx(sm.q_bar, 2 * Bytes::q);
+  hw::mbarrier_arrive_expect_tx(sm.q_bar, 2 * Bytes::q);
   tma_load_tile<D>(sm.q, q_map, sm.q_bar, q0, head, SpecializedSmem<D>::q_rows);
   for (int j = 0; j < tiles; ++j) {
     const int s = j % stages;
-    if (j >= stages) mbarrier_wait(sm.empty + s, (j / stages - 1) & 1);
-    mbarrier_arrive_expect_tx(sm.full + s, 2 * Bytes::kv);
+    if (j >= stages) hw::mbarrier_wait(sm.empty + s, (j / stages - 1) & 1);
+    hw::mbarrier_arrive_expect_tx(sm.full + s, 2 * Bytes::kv);
     tma_load_tile<D>(sm.k + s * Bytes::kv, k_map, sm.full + s, j * hopper_keys, head, hopper_keys);
     tma_load_tile<D>(sm.v + s * Bytes::kv, v_map, sm.full + s, j * hopper_keys, head, hopper_keys);
   }
@@ -72,7 +75,7 @@ __device__ inline void produce(const SpecializedTiles<D>& sm, const CUtensorMap*
 // A consumer warp releases slot s (after its wgmmas that read it have completed).
 __device__ inline void release_slot(std::uint64_t* empty) {
   __syncwarp();
-  if (threadIdx.x % 32 == 0) mbarrier_arrive(empty);
+  if (threadIdx.x % 32 == 0) hw::mbarrier_arrive(empty);
 }
 
 template <typename T, int D>
@@ -88,17 +91,17 @@ __global__ void __launch_bounds__(specialized_threads, 1)
   const int head = static_cast<int>(attention_head_index());
   const int q0 = attention_query_tile(causal, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x)) * q_rows;
   const int tiles = key_tiles(seq, q0, q_rows, causal);
-  const int role = static_cast<int>(threadIdx.x) / warpgroup;  // 0 producer, 1 and 2 consumers
+  const int role = hw::warpgroup_index();  // 0 producer, 1 and 2 consumers
 
   if (threadIdx.x == 0) sm.init();
   __syncthreads();  // the last block-wide barrier: the roles never meet at one again
 
   if (role == 0) {
-    registers_decrease<24>();
+    hw::setmaxnreg_dec<24>();
     if (threadIdx.x == 0) produce<D>(sm, &q_map, &k_map, &v_map, q0, head, tiles);
     return;
   }
-  registers_increase<240>();
+  hw::setmaxnreg_inc<240>();
   const int consumer = role - 1;
   const int row0 = q0 + hopper_rows * consumer + 16 * ((static_cast<int>(threadIdx.x) % warpgroup) / 32);
   const std::uint8_t* my_q = sm.q + consumer * hopper_rows * 128;  // rows 64c.. of each 128-row slab
@@ -106,10 +109,10 @@ __global__ void __launch_bounds__(specialized_threads, 1)
   SoftmaxState<D> st;
   float s[hopper_keys / 2] = {};
   std::uint32_t p[hopper_keys / 16][4];
-  mbarrier_wait(sm.q_bar, 0);
+  hw::mbarrier_wait(sm.q_bar, 0);
   for (int j = 0; j < tiles; ++j) {
     const int stage = j % stages;
-    mbarrier_wait(sm.full + stage, (j / stages) & 1);
+    hw::mbarrier_wait(sm.full + stage, (j / stages) & 1);
 
     attend_tile<T, D>(st, s, p, my_q, q_rows, sm.k + stage * Bytes::kv, sm.v + stage * Bytes::kv, j * hopper_keys,
                       row0, seq, causal, scale_log2);

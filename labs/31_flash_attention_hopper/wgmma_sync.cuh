@@ -48,19 +48,19 @@ __global__ void __launch_bounds__(warpgroup)
   const int row0 = q0 + 16 * (static_cast<int>(threadIdx.x) / 32);  // this warp's first query
 
   if (threadIdx.x == 0) {
-    mbarrier_init(q_bar, 1);
-    for (int s = 0; s < stages; ++s) mbarrier_init(kv_bar + s, 1);
-    fence_barrier_init();
+    hw::mbarrier_init(q_bar, 1);
+    for (int s = 0; s < stages; ++s) hw::mbarrier_init(kv_bar + s, 1);
+    hw::fence_barrier_init();
   }
   __syncthreads();
   auto load_kv = [&](int j) {  // thread 0: tile j of K and V into stage j % stages
     const int s = j % stages;
-    mbarrier_arrive_expect_tx(kv_bar + s, 2 * Bytes::kv);
+    hw::mbarrier_arrive_expect_tx(kv_bar + s, 2 * Bytes::kv);
     tma_load_tile<D>(k_tiles + s * Bytes::kv, &k_map, kv_bar + s, j * hopper_keys, head, hopper_keys);
     tma_load_tile<D>(v_tiles + s * Bytes::kv, &v_map, kv_bar + s, j * hopper_keys, head, hopper_keys);
   };
   if (threadIdx.x == 0) {
-    mbarrier_arrive_expect_tx(q_bar, Bytes::q);
+    hw::mbarrier_arrive_expect_tx(q_bar, Bytes::q);
     tma_load_tile<D>(q_tile, &q_map, q_bar, q0, head, hopper_rows);
     load_kv(0);
   }
@@ -68,13 +68,13 @@ __global__ void __launch_bounds__(warpgroup)
   SoftmaxState<D> st;
   float s[hopper_keys / 2] = {};
   std::uint32_t p[hopper_keys / 16][4];
-  mbarrier_wait(q_bar, 0);
+  hw::mbarrier_wait(q_bar, 0);
   for (int j = 0; j < tiles; ++j) {
     const int stage = j % stages;
     // Tile j+1 into the other stage: its last readers (tile j-1's wgmmas) finished
     // before the __syncthreads that ended the previous iteration.
     if (threadIdx.x == 0 && j + 1 < tiles) load_kv(j + 1);
-    mbarrier_wait(kv_bar + stage, (j / stages) & 1);
+    hw::mbarrier_wait(kv_bar + stage, (j / stages) & 1);
 
     attend_tile<T, D>(st, s, p, q_tile, hopper_rows, k_tiles + stage * Bytes::kv, v_tiles + stage * Bytes::kv,
                       j * hopper_keys, row0, seq, causal, scale_log2);

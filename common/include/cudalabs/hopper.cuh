@@ -1,7 +1,9 @@
 #pragma once
 // Hopper's (sm_90a) instructions for a GEMM main loop behind small named
 // device functions (STYLE.md, habit 15): mbarriers, TMA tensor loads, wgmma
-// and its fences, setmaxnreg. Course-owned and light (no host code).
+// and its fences, setmaxnreg, named barriers; and, on the host, the one call
+// that encodes a TMA tensor map (tensor_map_128b). Used by lab 30 (GEMM) and
+// lab 31 (FlashAttention).
 //
 // wgmma and setmaxnreg exist only in the architecture-specific target sm_90a
 // (compute_90a), not in sm_90 nor in the PTX a newer GPU would compile: every
@@ -14,12 +16,19 @@
 // chunk c XOR (r mod 8), in atoms of 8 rows × 128 bytes = 1024 bytes — the
 // layout TMA writes with CU_TENSOR_MAP_SWIZZLE_128B. Tiles start on 1024-byte
 // boundaries (the XOR is taken from address bits 7-9).
+#include <cuda.h>           // CUtensorMap and its enums: types only, no libcuda at link time
+#include <cudaTypedefs.h>   // PFN_cuTensorMapEncodeTiled
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
+#include "error.hpp"
 #include "mma.cuh"
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -100,6 +109,21 @@ __device__ inline void tma_load_2d(void* dst, const void* tensor_map, int inner,
 #endif
 }
 
+// cp.async.bulk.tensor.3d...: the same for a 3-D tensor map, coordinates
+// innermost first. Lab 31 maps Q, K, V as {d, seq, heads}: a box that runs
+// past one head's last row reads zeros, not the next head's first rows.
+__device__ inline void tma_load_3d(void* dst, const void* tensor_map, int c0, int c1, int c2, std::uint64_t* bar) {
+#ifdef CUDALABS_SM90A
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::
+          "r"(ptx::smem_address(dst)),
+      "l"(tensor_map), "r"(c0), "r"(c1), "r"(c2), "r"(ptx::smem_address(bar))
+      : "memory");
+#else
+  (void)dst, (void)tensor_map, (void)c0, (void)c1, (void)c2, (void)bar;
+#endif
+}
+
 // setmaxnreg.{dec,inc}.sync.aligned.u32: a warpgroup gives registers back to
 // the SM's pool or takes them from it, so that producer warps (which only
 // issue TMA) run on few and consumer warps (which hold the accumulators) on
@@ -117,6 +141,27 @@ __device__ inline void setmaxnreg_inc() {
 #ifdef CUDALABS_SM90A
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Registers));
 #endif
+}
+
+// The warpgroup (128 threads) this thread belongs to, broadcast from lane 0 so
+// that the compiler knows it is the same in every lane (CUTLASS's
+// canonical_warp_group_idx): a wgmma behind a branch on threadIdx.x / 128
+// alone is taken for divergent code, and ptxas then serialises every wgmma of
+// the kernel (info C7520 "wgmma.mma_async instructions are serialized").
+__device__ inline int warpgroup_index() {
+  return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
+}
+
+// bar.sync / bar.arrive with an id (1-15; 0 is __syncthreads') and a thread
+// count (a multiple of 32): a barrier between some warps of the block only.
+// bar.arrive does not wait: one warpgroup signals, another (bar.sync) waits —
+// how warp-specialised kernels hand a resource (the tensor cores, lab 31's
+// ping-pong) from one warpgroup to the other.
+__device__ inline void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ inline void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 // wgmma.fence.sync.aligned: orders this warpgroup's earlier register accesses
@@ -143,72 +188,215 @@ __device__ inline void wgmma_wait_group() {
 // Keeps the compiler from moving accesses to an accumulator register across
 // the asynchronous wgmma that read and write it (CUTLASS's
 // warpgroup_fence_operand).
+// The same for a register-A operand (wgmma_rs): the instruction reads it after
+// it was issued, so its registers must not be reused until the wait — without
+// the fence after the wait, the compiler sees the operand dead at the issue.
 __device__ inline void fence_operand(float& reg) { asm volatile("" : "+f"(reg)::"memory"); }
-
-// The 64-bit shared-memory matrix descriptor of wgmma (PTX ISA, "Matrix
-// Descriptor Format") for a K-major tile with the 128-byte swizzle, starting
-// at `tile` (16-byte granularity): bits 0-13 start address / 16; 16-29 the
-// leading byte offset / 16 (unused by swizzled K-major layouts: 1); 32-45 the
-// stride byte offset / 16 (1024 bytes from one 8-row atom to the next);
-// 62-63 the swizzle mode (1 = 128 bytes). Moving 16 elements (32 bytes) along
-// k inside the 128-byte row is adding 2 to the start address.
-__device__ inline std::uint64_t smem_descriptor_128b(const void* tile) {
-  const std::uint64_t address = ptx::smem_address(tile);
-  return ((address & 0x3FFFF) >> 4) | (std::uint64_t{16 >> 4} << 16) | (std::uint64_t{1024 >> 4} << 32) |
-         (std::uint64_t{1} << 62);
+__device__ inline void fence_operand(std::uint32_t& reg) { asm volatile("" : "+r"(reg)::"memory"); }
+template <typename R, int N>
+__device__ inline void fence_operands(R (&regs)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) fence_operand(regs[i]);
+}
+template <typename R, int M, int N>
+__device__ inline void fence_operands(R (&regs)[M][N]) {
+#pragma unroll
+  for (int i = 0; i < M; ++i) fence_operands(regs[i]);
 }
 
-// wgmma.mma_async.sync.aligned.m64n256k16.f32.{f16,bf16}.{f16,bf16}:
-// d[64×256] (+)= A[64×16] · B[16×256], both from shared memory (descriptors,
-// both K-major: no transpose), FP32 accumulators in 128 registers per thread
-// of the warpgroup. Layout of d: warp w of the warpgroup holds rows 16w ..
-// 16w+15; d[4j .. 4j+3] is the m16n8 fragment of columns 8j .. 8j+7 (c0,c1 at
-// row g, columns 2t, 2t+1; c2,c3 at row g+8). `accumulate` false: d = A·B.
-// Asynchronous: issue after wgmma_fence, then commit and wait.
-#define CUDALABS_WGMMA_M64N256K16(TYPE) \
-    asm volatile( \
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n" \
-        "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE " " \
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
-        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
-        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
-        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
-        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, " \
-        "%128, %129, p, 1, 1, 0, 0;\n}\n" \
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
-          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
-          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
-          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
-          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
-          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
-          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
-          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
-          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127]) \
-        : "l"(a_desc), "l"(b_desc), "r"(accumulate ? 1 : 0))
+// The 64-bit shared-memory matrix descriptor of wgmma (PTX ISA, "Matrix
+// Descriptor Format") for a tile with the 128-byte swizzle, starting at `tile`
+// (16-byte granularity): bits 0-13 start address / 16; 16-29 the leading byte
+// offset (LBO) / 16; 32-45 the stride byte offset (SBO) / 16; 62-63 the
+// swizzle mode (1 = 128 bytes).
+__device__ inline std::uint64_t smem_descriptor_sw128(const void* tile, std::uint32_t leading_bytes,
+                                                      std::uint32_t stride_bytes) {
+  const std::uint64_t address = ptx::smem_address(tile);
+  return ((address & 0x3FFFF) >> 4) | (std::uint64_t{(leading_bytes >> 4) & 0x3FFF} << 16) |
+         (std::uint64_t{(stride_bytes >> 4) & 0x3FFF} << 32) | (std::uint64_t{1} << 62);
+}
+// K-major (k contiguous: A, and B = Wᵀ or Kᵀ stored as rows of k): LBO unused
+// by swizzled K-major layouts (1); SBO 1024 bytes from one 8-row atom to the
+// next. Moving 16 elements (32 bytes) along k inside the 128-byte row is
+// adding 2 to the start address.
+__device__ inline std::uint64_t smem_descriptor_128b(const void* tile) { return smem_descriptor_sw128(tile, 16, 1024); }
+// MN-major B (n contiguous: V of attention, [key][dim], read as B[k = key][n =
+// dim]; the wgmma is issued with imm-trans-b = 1): rows of 64 n-elements (128
+// bytes) per k, 8 k-rows per 1024-byte atom (SBO), and the next 64 columns of
+// n `slab_bytes` further (LBO: the tile is stored as slabs of 64 columns).
+// Moving 16 k-rows is adding 16·128 = 2048 bytes to `tile`.
+__device__ inline std::uint64_t smem_descriptor_128b_mn_major(const void* tile, std::uint32_t slab_bytes) {
+  return smem_descriptor_sw128(tile, slab_bytes, 1024);
+}
 
-template <typename T>
-__device__ inline void wgmma_m64n256k16(float (&d)[128], std::uint64_t a_desc, std::uint64_t b_desc, bool accumulate) {
+// wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}: the same
+// instruction for every N (a multiple of 8 up to 256) but for its operand
+// list, one register per accumulator element (N/2 per thread). The lists for
+// N = 64, 128, 256 are spelled out once below (inline PTX takes no loops), and
+// the two forms built from them:
+//   wgmma_ss<N, T>(d, a_desc, b_desc, accumulate): d[64×N] (+)= A[64×16] ·
+//     B[16×N], A and B in shared memory (descriptors), both K-major;
+//   wgmma_rs<N, T>(d, a, b_desc, accumulate): the same with A in 4 registers
+//     per thread (the m64n16 A fragment, laid out as the accumulator: a
+//     product's output is the next one's A without a shuffle) and B MN-major
+//     (imm-trans-b = 1, smem_descriptor_128b_mn_major).
+// Layout of d: warp w of the warpgroup holds rows 16w .. 16w+15; d[4j .. 4j+3]
+// is the m16n8 fragment of columns 8j .. 8j+7 (c0,c1 at row g, columns 2t,
+// 2t+1; c2,c3 at row g+8). `accumulate` false: d = A·B. Asynchronous: issue
+// after wgmma_fence, then commit and wait.
+#define CUDALABS_WGMMA_REGS_32 \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define CUDALABS_WGMMA_REGS_64 CUDALABS_WGMMA_REGS_32 ", " \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define CUDALABS_WGMMA_REGS_128 CUDALABS_WGMMA_REGS_64 ", " \
+    "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+    "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
+    "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+    "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+#define CUDALABS_WGMMA_D_32 \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define CUDALABS_WGMMA_D_64 CUDALABS_WGMMA_D_32, \
+    "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+    "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+    "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define CUDALABS_WGMMA_D_128 CUDALABS_WGMMA_D_64, \
+    "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
+    "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
+    "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
+    "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
+    "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
+    "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
+    "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
+    "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+// ACC: N/2, the number of accumulators; A0.. the operand numbers after them.
+#define CUDALABS_WGMMA_SS(TYPE, N, ACC, A0, A1, A2)                                                          \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #A2 ", 0;\n"                                             \
+               "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." #TYPE "." #TYPE " {" CUDALABS_WGMMA_REGS_##ACC \
+               "}, %" #A0 ", %" #A1 ", p, 1, 1, 0, 0;\n}\n"                                                  \
+               : CUDALABS_WGMMA_D_##ACC                                                                      \
+               : "l"(a_desc), "l"(b_desc), "r"(accumulate ? 1 : 0))
+#define CUDALABS_WGMMA_RS(TYPE, N, ACC, A0, A1, A2, A3, A4, A5)                                              \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #A5 ", 0;\n"                                             \
+               "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." #TYPE "." #TYPE " {" CUDALABS_WGMMA_REGS_##ACC \
+               "}, {%" #A0 ", %" #A1 ", %" #A2 ", %" #A3 "}, %" #A4 ", p, 1, 1, 1;\n}\n"                     \
+               : CUDALABS_WGMMA_D_##ACC                                                                      \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate ? 1 : 0))
+
+template <int N, typename T>
+__device__ inline void wgmma_ss(float (&d)[N / 2], std::uint64_t a_desc, std::uint64_t b_desc, bool accumulate) {
   static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "FP16 or BF16 inputs");
+  static_assert(N == 64 || N == 128 || N == 256, "wgmma_ss: N = 64, 128 or 256 (add the operand list for others)");
 #ifdef CUDALABS_SM90A
-  if constexpr (std::is_same_v<T, __half>) {
-    CUDALABS_WGMMA_M64N256K16("f16");
+  constexpr bool fp16 = std::is_same_v<T, __half>;
+  if constexpr (N == 64) {
+    if constexpr (fp16) CUDALABS_WGMMA_SS(f16, 64, 32, 32, 33, 34); else CUDALABS_WGMMA_SS(bf16, 64, 32, 32, 33, 34);
+  } else if constexpr (N == 128) {
+    if constexpr (fp16) CUDALABS_WGMMA_SS(f16, 128, 64, 64, 65, 66); else CUDALABS_WGMMA_SS(bf16, 128, 64, 64, 65, 66);
   } else {
-    CUDALABS_WGMMA_M64N256K16("bf16");
+    if constexpr (fp16) CUDALABS_WGMMA_SS(f16, 256, 128, 128, 129, 130);
+    else CUDALABS_WGMMA_SS(bf16, 256, 128, 128, 129, 130);
   }
 #else
   (void)d, (void)a_desc, (void)b_desc, (void)accumulate;
 #endif
 }
-#undef CUDALABS_WGMMA_M64N256K16
+
+template <int N, typename T>
+__device__ inline void wgmma_rs(float (&d)[N / 2], const std::uint32_t (&a)[4], std::uint64_t b_desc, bool accumulate) {
+  static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "FP16 or BF16 inputs");
+  static_assert(N == 64 || N == 128 || N == 256, "wgmma_rs: N = 64, 128 or 256 (add the operand list for others)");
+#ifdef CUDALABS_SM90A
+  constexpr bool fp16 = std::is_same_v<T, __half>;
+  if constexpr (N == 64) {
+    if constexpr (fp16) CUDALABS_WGMMA_RS(f16, 64, 32, 32, 33, 34, 35, 36, 37);
+    else CUDALABS_WGMMA_RS(bf16, 64, 32, 32, 33, 34, 35, 36, 37);
+  } else if constexpr (N == 128) {
+    if constexpr (fp16) CUDALABS_WGMMA_RS(f16, 128, 64, 64, 65, 66, 67, 68, 69);
+    else CUDALABS_WGMMA_RS(bf16, 128, 64, 64, 65, 66, 67, 68, 69);
+  } else {
+    if constexpr (fp16) CUDALABS_WGMMA_RS(f16, 256, 128, 128, 129, 130, 131, 132, 133);
+    else CUDALABS_WGMMA_RS(bf16, 256, 128, 128, 129, 130, 131, 132, 133);
+  }
+#else
+  (void)d, (void)a, (void)b_desc, (void)accumulate;
+#endif
+}
+#undef CUDALABS_WGMMA_SS
+#undef CUDALABS_WGMMA_RS
+#undef CUDALABS_WGMMA_REGS_32
+#undef CUDALABS_WGMMA_REGS_64
+#undef CUDALABS_WGMMA_REGS_128
+#undef CUDALABS_WGMMA_D_32
+#undef CUDALABS_WGMMA_D_64
+#undef CUDALABS_WGMMA_D_128
+
+// m64n256k16 from shared memory: lab 30's one wgmma (a 64×256 slice of C per
+// consumer warpgroup, 128 accumulators per thread).
+template <typename T>
+__device__ inline void wgmma_m64n256k16(float (&d)[128], std::uint64_t a_desc, std::uint64_t b_desc, bool accumulate) {
+  wgmma_ss<256, T>(d, a_desc, b_desc, accumulate);
+}
+
+
+// ---- host: TMA tensor maps ----------------------------------------------------------------
+
+// cuTensorMapEncodeTiled through the runtime's entry point: the runtime has
+// loaded the driver already, so a program links libcudart only. Looked up once.
+inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+    CUDALABS_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found));
+#else
+    CUDALABS_CHECK(cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &fn, cudaEnableDefault, &found));
+#endif
+    if (found != cudaDriverEntryPointSuccess || fn == nullptr)
+      throw CudaError("the driver has no cuTensorMapEncodeTiled (cudaGetDriverEntryPoint): TMA needs CUDA 12");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  return encode;
+}
+
+// The tensor map of a Rank-dimensional FP16/BF16 tensor at `base`, read in
+// boxes that land in shared memory with the 128-byte swizzle (the layout the
+// descriptors above name), zeros where a box leaves the tensor. Innermost
+// dimension first: dims[0] contiguous; strides[i] (elements) steps dimension
+// i + 1; box[0] = 64 elements = 128 bytes, the swizzle's span. TMA wants the
+// base and every stride in bytes a multiple of 16: otherwise a CudaError that
+// says so (lab 30 pads such matrices first).
+template <std::size_t Rank, typename T>
+CUtensorMap tensor_map_128b(const T* base, const std::array<std::int64_t, Rank>& dims,
+                            const std::array<std::int64_t, Rank - 1>& strides, const std::array<int, Rank>& box) {
+  static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "FP16 or BF16 tensors");
+  static_assert(Rank >= 2 && Rank <= 5, "TMA tensor maps have 2 to 5 dimensions (here)");
+  cuuint64_t dims_[Rank], strides_[Rank - 1];
+  cuuint32_t box_[Rank], unit[Rank];
+  for (std::size_t i = 0; i < Rank; ++i) {
+    dims_[i] = static_cast<cuuint64_t>(dims[i]);
+    box_[i] = static_cast<cuuint32_t>(box[i]);
+    unit[i] = 1;
+    if (i + 1 < Rank) strides_[i] = static_cast<cuuint64_t>(strides[i]) * sizeof(T);
+  }
+  CUtensorMap map;
+  const CUresult r = tensor_map_encoder()(
+      &map, std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+      static_cast<cuuint32_t>(Rank), const_cast<T*>(base), dims_, strides_, box_, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    std::string shape;  // "[d_{Rank-1}]...[d_0]", outermost first
+    for (std::size_t i = Rank; i-- > 0;) shape.append("[").append(std::to_string(dims[i])).append("]");
+    throw CudaError("cuTensorMapEncodeTiled failed (CUresult " + std::to_string(static_cast<int>(r)) + ") for a " +
+                    shape + " tensor: TMA needs a 16-byte-aligned base, strides that are multiples of 16 bytes, "
+                    "and a box of at most 256 per dimension, 128 bytes innermost");
+  }
+  return map;
+}
 
 }  // namespace cudalabs::hopper
