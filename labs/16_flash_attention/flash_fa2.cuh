@@ -18,17 +18,19 @@
 //    kept for the whole loop; at d = 128 they would be 64 beside O's 128 and
 //    S's 32 or 64, past the 255 a thread may have, so Q stays in shared memory
 //    and its fragments are reloaded per key tile (as FlashAttention-2 does).
-//    Key tiles (BC) of 64 keys at d = 64 and of 32 at d = 128: with 64, d =
-//    128 needs O 128 + S 64 + Q and K fragments 12 = 204 registers live
-//    at once before any address or index, and ptxas (sm_90) spilled 32 bytes
-//    at 255; with 32 it needs 172 and uses 253 without spilling (it spends
-//    the rest hoisting ldmatrix addresses). Registers set 2 blocks per SM
-//    either way: 3 would need <= 168 (65536 / 384 threads), less than O and S
-//    alone. The price of 32-key tiles: the running max, the rescale of O's
-//    128 floats and the two barriers come once per 32 keys instead of 64.
-//    16 rows per warp would need fewer registers (O 64 floats) but halves the
-//    reuse of item 1: on the H100, lab 17 measured 32 rows per warp faster at
-//    equal occupancy (d = 128: 309 TFLOPS against flash_mma's 283).
+//    Key tiles (BC) of 64 keys at both head dimensions. At d = 128 that needs
+//    O 128 + S 64 + Q and K fragments 12 = 204 registers live at once before
+//    any address or index, and ptxas (sm_90) spills 32 bytes at 255. We tried
+//    32-key tiles at d = 128 (172 live, 253 used, no spill): on the H100, in
+//    lab 17's shape (batch 4 x 16 heads x N 4096), they ran at 288 TFLOPS
+//    against 309 for the spilling 64-key tiles (results/h100/runs/
+//    20261123-fa2-d128/). The running max, the rescale of O's 128 floats and
+//    the two barriers once per 32 keys cost more than 8 spilled values reloaded
+//    once per tile. Registers set 2 blocks per SM either way: 3 would need <= 168
+//    (65536 / 384 threads), less than O and S alone. 16 rows per warp would need
+//    fewer registers (O 64 floats) but halves the reuse of item 1: lab 17
+//    measured 32 rows per warp faster at equal occupancy (d = 128: 309 TFLOPS
+//    against flash_mma's 283).
 // 3. Swizzled shared memory instead of padded rows. Tiles are dense (rows of
 //    exactly 128 B or 256 B), and 16-byte piece c of row r is stored at piece
 //    c XOR (r mod 8). The 8 rows of one ldmatrix phase (8 consecutive rows,
@@ -78,7 +80,7 @@ inline constexpr int fa2_row_tiles = 2;                            // 16-row MMA
 inline constexpr int fa2_warp_rows = 16 * fa2_row_tiles;           // 32
 inline constexpr int fa2_tile_rows = fa2_warps * fa2_warp_rows;    // 128 queries per block
 template <int D>
-inline constexpr int fa2_tile_keys = D == 64 ? 64 : 32;            // keys per K/V tile (item 2)
+inline constexpr int fa2_tile_keys = 64;                           // keys per K/V tile (item 2)
 inline constexpr int fa2_max_splits = 16;                          // workspace: at most 16·heads·N·(d+1) floats
 
 template <typename T, int D>
@@ -87,8 +89,8 @@ struct Fa2Smem {
   static_assert(D == 64 || D == 128, "the tensor-core kernel is compiled for head dimensions 64 and 128");
   static constexpr int q_tile = fa2_tile_rows * D;   // elements
   static constexpr int kv_tile = fa2_tile_keys<D> * D;  // elements of one K or V buffer
-  // Q, K ×2, V ×2: 48 KB at D = 64 (64-key tiles), 64 KB at D = 128 (32-key
-  // tiles); the 2 blocks per SM that registers allow fit in the H100's 228 KB.
+  // Q, K ×2, V ×2: 48 KB at D = 64, 96 KB at D = 128; the 2 blocks per SM
+  // that registers allow fit in the H100's 228 KB.
   static constexpr std::size_t bytes = (q_tile + 4 * kv_tile) * sizeof(T);
 };
 
