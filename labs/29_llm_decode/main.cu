@@ -720,6 +720,10 @@ class DecodeStep {
       lm.copy_bytes = split_ ? planar_copy_bytes(static_cast<std::size_t>(blocks) * lab29::gguf_block_bytes(f_))
                              : static_cast<std::size_t>(blocks) * lab29::aligned_block_bytes(f_);
       lm.device = DeviceBuffer<std::uint8_t>(copies_ * lm.copy_bytes, "a layer's repacked weights, every copy");
+      // A planar copy is rounded up to 256 bytes; no kernel reads the padding,
+      // but the copies below move it, and compute-sanitizer's initcheck rightly
+      // flags a copy of bytes nobody wrote. Zero it once, outside any timing.
+      CUDALABS_CHECK(cudaMemsetAsync(lm.device.data(), 0, copies_ * lm.copy_bytes, stream));
       DeviceBuffer<std::uint8_t> gguf(lm.host.bytes, "a layer's GGUF weights");
       max_abs_[i] = ref::max_abs_value(lm.host);
       (split_ ? lab29::repack_planar : lab29::repack_aligned)(f_, gguf.data(), lm.device.data(), blocks, stream);

@@ -199,6 +199,25 @@ class Submission(unittest.TestCase):
             error, _ = grade.take_student_files(folder, cfg, Path(tmp) / "student")
             self.assertIn("lacks reduction_driver.cuh", error)
 
+    def test_edge_runs_resolve_string_variables(self):
+        # 25_scan's meson.build names its sizes once (edge_sizes = '1,2,...') and
+        # uses the variable in every test; an unresolved name must never vanish
+        # from the arguments (the grader once ran '--size --check-only').
+        with tempfile.TemporaryDirectory() as tmp:
+            lab = Path(tmp) / "labs" / "99_x"
+            lab.mkdir(parents=True)
+            (lab / "meson.build").write_text(
+                "sizes = '1,7,1000003'\n"
+                "lab_tests += {lab_name: {'edge': ['--size', sizes, '--type', 'int'], 'one': ['--quick']}}\n")
+            self.assertEqual(grade.edge_runs(Path(tmp), "99_x"),
+                             [("edge", ["--size", "1,7,1000003", "--type", "int"]), ("one", ["--quick"])])
+            (lab / "meson.build").write_text("lab_tests += {lab_name: {'edge': ['--size', unknown]}}\n")
+            with self.assertRaises(ValueError):
+                grade.edge_runs(Path(tmp), "99_x")
+        for lab in sorted(p.name for p in (ROOT / "labs").iterdir() if p.is_dir()):
+            for label, args in grade.edge_runs(ROOT, lab):
+                self.assertTrue(all(a for a in args), f"{lab} {label}: an empty argument in {args}")
+
     def test_every_lab_names_its_student_files_and_they_exist(self):
         config = grade.load_config(ROOT / "tools" / "grading.toml", grade.lab_names(ROOT))
         for lab, cfg in config.items():
