@@ -63,8 +63,9 @@ def starter_compile(entry, root, tree, work, arch):
     return args + [f"-gencode=arch=compute_{cc},code=compute_{cc}"], build
 
 
-def compile_kernels(root, tree, course_build, work, labs, arch):
-    """Compiles each lab's starter kernels.cu; returns the labs that failed."""
+def compile_kernels(root, tree, course_build, work, labs, arch, what="the starter's"):
+    """Compiles each lab's kernels.cu in `tree` (the starter kit, or a broken
+    case of tests/broken/); returns the labs that failed."""
     path = Path(course_build) / "compile_commands.json"
     try:
         entries = json.loads(path.read_text())
@@ -92,7 +93,7 @@ def compile_kernels(root, tree, course_build, work, labs, arch):
     failed = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         for lab, rc, output in pool.map(run, labs):
-            print(f"{'ok  ' if rc == 0 else 'FAIL'} {lab}: the starter's kernels.cu {'compiles' if rc == 0 else 'does not compile'}")
+            print(f"{'ok  ' if rc == 0 else 'FAIL'} {lab}: {what} kernels.cu {'compiles' if rc == 0 else 'does not compile'}")
             if output.strip():
                 print(output.rstrip())
             if rc != 0:

@@ -23,9 +23,12 @@ inline constexpr int grid_stride_block = 256;
 // after the first wave.
 __global__ void vector_add_grid_stride_kernel(const float* __restrict__ a, const float* __restrict__ b,
                                               float* __restrict__ c, std::int64_t n) {
+  // BEGIN SOLUTION grid_stride
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
     c[i] = a[i] + b[i];
+  // END SOLUTION
+  // STUB: // TODO: each thread adds elements i, i + stride, i + 2·stride, ... (stride: all the grid's threads) while i < n.
 }
 
 // As grid_stride, but each thread moves 16 bytes per load (float4): a quarter
@@ -34,6 +37,7 @@ __global__ void vector_add_grid_stride_kernel(const float* __restrict__ a, const
 // are added one by one.
 __global__ void vector_add_float4_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
                                          std::int64_t n) {
+  // BEGIN SOLUTION float4
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t n4 = n / 4;
@@ -46,6 +50,8 @@ __global__ void vector_add_float4_kernel(const float* __restrict__ a, const floa
     c4[i] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
   }
   for (std::int64_t i = 4 * n4 + first; i < n; i += stride) c[i] = a[i] + b[i];
+  // END SOLUTION
+  // STUB: // TODO: grid-stride over the n / 4 float4 of a, b and c, then the last n % 4 elements one by one.
 }
 
 // The grids of the two launchers for n elements (asked once per size, outside
@@ -60,12 +66,20 @@ inline unsigned vector_add_float4_blocks(std::int64_t n) {
 
 inline void vector_add_grid_stride(const float* a, const float* b, float* c, std::int64_t n, unsigned blocks,
                                    cudaStream_t stream) {
+  // BEGIN SOLUTION grid_stride
   vector_add_grid_stride_kernel<<<blocks, grid_stride_block, 0, stream>>>(a, b, c, n);
   CUDALABS_CHECK_LAUNCH("vector_add_grid_stride_kernel");
+  // END SOLUTION
+  // STUB: cudalabs::not_implemented("vector_add_grid_stride", a, b, c, n, blocks, stream);
 }
 
+// block_threads: the tuner's sweep (make tune LAB=02) launches other block sizes
+// through this same launcher.
 inline void vector_add_float4(const float* a, const float* b, float* c, std::int64_t n, unsigned blocks,
-                              cudaStream_t stream) {
-  vector_add_float4_kernel<<<blocks, grid_stride_block, 0, stream>>>(a, b, c, n);
+                              cudaStream_t stream, int block_threads = grid_stride_block) {
+  // BEGIN SOLUTION float4
+  vector_add_float4_kernel<<<blocks, block_threads, 0, stream>>>(a, b, c, n);
   CUDALABS_CHECK_LAUNCH("vector_add_float4_kernel");
+  // END SOLUTION
+  // STUB: cudalabs::not_implemented("vector_add_float4", a, b, c, n, blocks, stream, block_threads);
 }

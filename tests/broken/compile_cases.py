@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""CPU check that every broken case of tests/broken/ still compiles against
+today's kernel interface (kernels.hpp, kernels.cu).
+
+A case is a copy of a course kernel file with one bug. When the course changes
+the interface of that file (a launcher gains a parameter), a stale case stops
+compiling, and its GPU test fails for the wrong reason: a build error, not the
+bug it exists to show. The GPU suite would find that late; this test finds it
+in CI, in seconds: for each case, a tree that is the course with the case's
+files in its lab folder (symbolic links for everything else), and the course
+build's own compile command of that lab's kernels.cu moved to the tree (PTX for
+one architecture, as tests/starter/build_starter.py does for the starter kit).
+
+usage: compile_cases.py WORK --course-build BUILD
+"""
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "starter"))
+import build_starter  # noqa: E402  (its compile_kernels: the course build's command, moved)
+
+
+def case_tree(case, tree):
+    """The course, with the case's lab folders overlaid by the case's files."""
+    tree.mkdir(parents=True)
+    for top in ROOT.iterdir():
+        if top.name not in ("labs", ".git") and not top.name.startswith("build"):
+            (tree / top.name).symlink_to(top)
+    (tree / "labs").mkdir()
+    overlaid = []
+    for lab in sorted(p for p in (ROOT / "labs").iterdir()):
+        mine = case / lab.name
+        if not mine.is_dir():
+            (tree / "labs" / lab.name).symlink_to(lab)
+            continue
+        (tree / "labs" / lab.name).mkdir()
+        for f in lab.iterdir():
+            if not (mine / f.name).exists():
+                (tree / "labs" / lab.name / f.name).symlink_to(f)
+        for f in mine.iterdir():
+            shutil.copy(f, tree / "labs" / lab.name / f.name)
+        overlaid.append(lab.name)
+    return overlaid
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("work", type=Path)
+    p.add_argument("--course-build", required=True)
+    p.add_argument("--arch", default="9.0")
+    args = p.parse_args()
+    shutil.rmtree(args.work, ignore_errors=True)
+    args.work.mkdir(parents=True)
+    failed = []
+    cases = sorted(c for c in HERE.iterdir() if c.is_dir() and not c.name.startswith("_"))
+    for case in cases:
+        tree = args.work.resolve() / case.name / "tree"
+        labs = case_tree(case, tree)
+        if not labs:
+            failed.append(f"{case.name} (no lab folder)")
+            continue
+        bad = build_starter.compile_kernels(ROOT, tree, args.course_build, args.work.resolve() / case.name / "objects",
+                                            labs, args.arch, what=f"broken case {case.name}:")
+        failed += [f"{case.name}/{lab}" for lab in bad]
+    if failed:
+        print(f"FAIL: these broken cases no longer compile against the course's interface: {', '.join(failed)}"
+              " (update the case from the course's file, keeping its one bug)")
+        return 1
+    print(f"ok: all {len(cases)} broken cases compile against today's kernels.hpp/kernels.cu")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
