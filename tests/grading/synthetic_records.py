@@ -126,7 +126,8 @@ def wave2_records():
         out += [geam] + [by_bandwidth("21_transpose", v, size, nbytes, 0, COPY * f, baseline=geam, **copy)
                          for v, f in (("naive", 0.16), ("shared_tile", 0.32), ("padded_tile", 0.5), ("float4", 0.8))]
     for v, size, f in (("naive_2d", {"nx": 8191, "ny": 8193, "nz": 1}, 0.6), ("tiled_2d", {"nx": 8191, "ny": 8193, "nz": 1}, 0.7),
-                       ("naive_3d", {"nx": 511, "ny": 512, "nz": 513}, 0.55), ("blocked_2_5d", {"nx": 511, "ny": 512, "nz": 513}, 0.88)):
+                       ("naive_3d", {"nx": 511, "ny": 512, "nz": 513}, 0.55), ("blocked_2_5d", {"nx": 511, "ny": 512, "nz": 513}, 0.5),
+                       ("registers_3d", {"nx": 511, "ny": 512, "nz": 513}, 0.88)):
         out.append(by_bandwidth("22_stencil", v, size, 8.0 * size["nx"] * size["ny"] * size["nz"], 0, COPY * f, **copy))
     size = {"n": 1 << 26, "nx": 8192, "ny": 8192}
     for op, nbytes in (("add", 12.0 * 2**26), ("stencil", 8.0 * 2**26)):
@@ -198,7 +199,7 @@ def wave2_records():
             q = f"q{bits}_0"
             base = by_bandwidth("29_llm_decode", f"{q}_dequant_cublas", size, nbytes, 2.0 * rows * cols, COPY * 0.1, **copy)
             out += [base] + [by_bandwidth("29_llm_decode", f"{q}_{v}", size, nbytes, 2.0 * rows * cols, COPY * f, baseline=base, **copy)
-                             for v, f in (("warp_per_row", 0.45), ("dp4a", 0.6))]
+                             for v, f in (("warp_per_row", 0.45), ("dp4a", 0.6), ("dp4a_split", 0.72))]
     for hidden, eager_ms, graph_ms in ((4096, 0.19, 0.18), (896, 0.067, 0.053)):
         size = {"hidden": hidden, "kv": 1024}
         eager = record("29_llm_decode", "decode_eager", size, eager_ms, hidden * hidden * 10.0, 0)
