@@ -24,8 +24,8 @@
 // next slice load while the last k-step of this one multiplies).
 //
 // Budgets (ptxas, sm_90): registers — 128 accumulators + 2 × 32 fragment
-// registers + 6 × 4 of staged 16-byte chunks + addresses: TODO(H100) the
-// resources table; shared memory — 2 buffers × 384 rows × 80 bytes = 60 KB
+// registers + 6 × 4 of staged 16-byte chunks + addresses: 255 registers and
+// 32 bytes spilled (results/h100/transcripts/30_tensor_core_gemm.txt); shared memory — 2 buffers × 384 rows × 80 bytes = 60 KB
 // (dynamic, opted in above 48 KB). One block of 256 threads per SM: 8 warps,
 // 2 per scheduler.
 //

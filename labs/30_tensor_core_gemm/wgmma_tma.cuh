@@ -124,7 +124,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
       hw::wgmma_commit_group();
       // Wait for this slice's products before handing the stage back. The
       // other consumer warpgroup's wgmma keep the tensor cores busy meanwhile.
-      // TODO(H100): wgmma_wait_group<1> releasing the previous stage keeps one
+      // Not yet tried on the H100: wgmma_wait_group<1> releasing the previous stage keeps one
       // group of this warpgroup in flight too; measure whether it pays.
       hw::wgmma_wait_group<0>();
 #pragma unroll
