@@ -111,6 +111,7 @@ template <bool Vector>
 __global__ void __launch_bounds__(32 * reg3d_warps, reg3d_min_blocks)
     jacobi_3d_registers_kernel(const float* __restrict__ in, float* __restrict__ out, std::int64_t nx,
                                std::int64_t ny, std::int64_t nz, float r, int z_chunk) {
+  // BEGIN SOLUTION registers_3d
   const int lane = threadIdx.x;
   const int x0 = static_cast<int>(blockIdx.x) * reg3d_cols;  // the warp's first column
   Column3d c;
@@ -176,12 +177,16 @@ __global__ void __launch_bounds__(32 * reg3d_warps, reg3d_min_blocks)
     above = ahead;
     sides = next_sides;
   }
+  // END SOLUTION
+  // STUB: // TODO: fill a Column3d; march the block's z_chunk planes keeping three planes of Rows3d (below, center, above) and
+  // STUB: // the Sides3d in registers; load the plane two ahead before computing this one; x neighbours by shuffles, as in 2D.
 }
 
 // One step. grid.y = ceil(ny / 16) ≤ 4096 and grid.z = ceil(nz / z_chunk) ≤
 // 65535 for ny, nz ≤ 65535 and z_chunk ≥ 1 (main.cu checks the flag).
 inline void jacobi_3d_registers_step(const float* in, float* out, std::int64_t nx, std::int64_t ny, std::int64_t nz,
                                      float r, int z_chunk, cudaStream_t stream) {
+  // BEGIN SOLUTION registers_3d
   const dim3 grid(static_cast<unsigned>(cudalabs::ceil_div<std::int64_t>(nx, reg3d_cols)),
                   static_cast<unsigned>(cudalabs::ceil_div<std::int64_t>(ny, std::int64_t{reg3d_warps} * reg3d_rows)),
                   static_cast<unsigned>(cudalabs::ceil_div<std::int64_t>(nz, z_chunk)));
@@ -191,6 +196,8 @@ inline void jacobi_3d_registers_step(const float* in, float* out, std::int64_t n
   else
     jacobi_3d_registers_kernel<false><<<grid, block, 0, stream>>>(in, out, nx, ny, nz, r, z_chunk);
   CUDALABS_CHECK_LAUNCH("jacobi_3d_registers_kernel");
+  // END SOLUTION
+  // STUB: cudalabs::not_implemented("jacobi_3d_registers_step", in, out, nx, ny, nz, r, z_chunk, stream);
 }
 
 inline void jacobi_3d_registers(const float* in, float* scratch0, float* scratch1, float* out, std::int64_t nx,

@@ -74,6 +74,7 @@ __device__ __forceinline__ int3 halo_point_3d(int h, int w, int dy, int dz) {
 __global__ void __launch_bounds__(1024)
     jacobi_2d_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, std::int64_t nx, std::int64_t ny,
                            float r) {
+  // BEGIN SOLUTION tiled_2d
   extern __shared__ float tile[];  // (rows + 2) × (blockDim.x + 2), row-major
   const int w = blockDim.x, rows = tiled_2d_rows * blockDim.y;  // the block's points: w × rows
   const int width = w + 2;
@@ -114,6 +115,9 @@ __global__ void __launch_bounds__(1024)
                           ? tile[c]
                           : heat_update_2d(tile[c], tile[c - 1], tile[c + 1], tile[c - width], tile[c + width], r);
   }
+  // END SOLUTION
+  // STUB: // TODO: each thread loads its 4 points (rows ty, ty + blockDim.y, ...) and its share of the halo (halo_point_2d) into
+  // STUB: // the (rows + 2) × (blockDim.x + 2) tile; one barrier; each updates its points from the tile (edge points keep theirs).
 }
 
 // One point per thread: a 32×8×4 block is already 1024 threads, and its two
@@ -122,6 +126,7 @@ __global__ void __launch_bounds__(1024)
 __global__ void __launch_bounds__(1024, 2)
     jacobi_3d_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, std::int64_t nx, std::int64_t ny,
                            std::int64_t nz, float r) {
+  // BEGIN SOLUTION tiled_3d
   extern __shared__ float tile[];  // (blockDim.z + 2) × (blockDim.y + 2) × (blockDim.x + 2)
   const int w = blockDim.x, dy = blockDim.y, dz = blockDim.z;
   const int width = w + 2, slab = width * (dy + 2);  // floats per row, per plane of the tile
@@ -150,6 +155,9 @@ __global__ void __launch_bounds__(1024, 2)
                                     ? point
                                     : heat_update_3d(point, tile[c - 1], tile[c + 1], tile[c - width],
                                                      tile[c + width], tile[c - slab], tile[c + slab], r);
+  // END SOLUTION
+  // STUB: // TODO: each thread loads its point and its share of the cube's halo (halo_point_3d) into the tile; one barrier;
+  // STUB: // each updates its point from the tile (edge points keep their value).
 }
 
 inline std::size_t jacobi_2d_tiled_smem(int tile_x, int tile_y) {
@@ -164,16 +172,20 @@ inline std::size_t jacobi_3d_tiled_smem(int tile_x, int tile_y, int tile_z) {
 // checks the flags); grid.y = ceil(ny / (4 · tile_y)) ≤ ny ≤ 65535.
 inline void jacobi_2d_tiled_step(const float* in, float* out, std::int64_t nx, std::int64_t ny, float r, int tile_x,
                                  int tile_y, cudaStream_t stream) {
+  // BEGIN SOLUTION tiled_2d
   const std::size_t smem = jacobi_2d_tiled_smem(tile_x, tile_y);
   allow_dynamic_smem(jacobi_2d_tiled_kernel, smem);
   const dim3 grid(static_cast<unsigned>(cudalabs::ceil_div<std::int64_t>(nx, tile_x)),
                   static_cast<unsigned>(cudalabs::ceil_div<std::int64_t>(ny, std::int64_t{tiled_2d_rows} * tile_y)));
   jacobi_2d_tiled_kernel<<<grid, dim3(tile_x, tile_y), smem, stream>>>(in, out, nx, ny, r);
   CUDALABS_CHECK_LAUNCH("jacobi_2d_tiled_kernel");
+  // END SOLUTION
+  // STUB: cudalabs::not_implemented("jacobi_2d_tiled_step", in, out, nx, ny, r, tile_x, tile_y, stream);
 }
 
 inline void jacobi_3d_tiled_step(const float* in, float* out, std::int64_t nx, std::int64_t ny, std::int64_t nz,
                                  float r, int tile_x, int tile_y, int tile_z, cudaStream_t stream) {
+  // BEGIN SOLUTION tiled_3d
   const std::size_t smem = jacobi_3d_tiled_smem(tile_x, tile_y, tile_z);
   allow_dynamic_smem(jacobi_3d_tiled_kernel, smem);
   const dim3 grid(static_cast<unsigned>(cudalabs::ceil_div<std::int64_t>(nx, tile_x)),
@@ -181,6 +193,8 @@ inline void jacobi_3d_tiled_step(const float* in, float* out, std::int64_t nx, s
                   static_cast<unsigned>(cudalabs::ceil_div<std::int64_t>(nz, tile_z)));
   jacobi_3d_tiled_kernel<<<grid, dim3(tile_x, tile_y, tile_z), smem, stream>>>(in, out, nx, ny, nz, r);
   CUDALABS_CHECK_LAUNCH("jacobi_3d_tiled_kernel");
+  // END SOLUTION
+  // STUB: cudalabs::not_implemented("jacobi_3d_tiled_step", in, out, nx, ny, nz, r, tile_x, tile_y, tile_z, stream);
 }
 
 inline void jacobi_2d_tiled(const float* in, float* scratch0, float* scratch1, float* out, std::int64_t nx,

@@ -25,6 +25,7 @@ struct BlellochTile {
 
   template <bool Exclusive, typename T>
   __device__ static T scan_tile(const T* in, T* out, std::int64_t count) {
+    // BEGIN SOLUTION blelloch
     __shared__ T items[padded(tile)];
     const int t = threadIdx.x;
     const int a = t, b = t + threads;  // a warp loads 32 consecutive items at a time: coalesced
@@ -59,5 +60,9 @@ struct BlellochTile {
     if (a < count) out[a] = Exclusive ? before_a : before_a + xa;
     if (b < count) out[b] = Exclusive ? before_b : before_b + xb;
     return total;
+    // END SOLUTION
+    // STUB: // TODO: two items per thread into the padded tile, the up-sweep (a reduction tree in place), the last item set to 0,
+    // STUB: // the down-sweep; each item ends with the sum of the items before it. Return the tile's sum.
+    // STUB: return T(0);
   }
 };

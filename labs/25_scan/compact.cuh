@@ -21,6 +21,7 @@ template <typename T>
 __global__ void __launch_bounds__(tile_threads)
     compact_positive_kernel(const T* __restrict__ in, T* __restrict__ out, std::int64_t* __restrict__ kept,
                             std::int64_t n, TileWord* states) {
+  // BEGIN SOLUTION compact
   __shared__ int warp_totals[tile_warps];
   const TakenTile tile = take_tile(states, n);
   TileItems<T> v;
@@ -40,14 +41,20 @@ __global__ void __launch_bounds__(tile_threads)
     for (int e = 0; e < 4; ++e)
       if (v[c][e] > T(0)) out[slot[c][e]] = v[c][e];
   if (tile.index == gridDim.x - 1 && threadIdx.x == 0) *kept = static_cast<std::int64_t>(kept_before) + p.total;
+  // END SOLUTION
+  // STUB: // TODO: load a tile, flag the items > 0, scan the flags in registers, look back for the count kept before the tile,
+  // STUB: // write each kept item to its slot; the last tile writes the total count to *kept.
 }
 
 // Scratch: lookback_scratch_bytes(n), as the scan's.
 template <typename T>
 void compact_positive_items(const T* in, T* out, std::int64_t* kept, std::int64_t n, void* scratch,
                             cudaStream_t stream) {
+  // BEGIN SOLUTION compact
   const auto tiles = static_cast<unsigned>(cudalabs::ceil_div<std::int64_t>(n, tile_size));
   reset_lookback(scratch, n, stream);
   compact_positive_kernel<T><<<tiles, tile_threads, 0, stream>>>(in, out, kept, n, static_cast<TileWord*>(scratch));
   CUDALABS_CHECK_LAUNCH("compact_positive_kernel");
+  // END SOLUTION
+  // STUB: cudalabs::not_implemented("compact_positive_items", in, out, kept, n, scratch, stream);
 }

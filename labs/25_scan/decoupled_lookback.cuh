@@ -78,6 +78,7 @@ __device__ inline TileWord observe(TileWord* word) {
 // the pause before polling again a word still EMPTY (0: poll at once).
 template <int Depth, int SleepNs, typename T>
 __device__ T look_back(TileWord* states, std::int64_t tile, T aggregate) {
+  // BEGIN SOLUTION decoupled_lookback wide_lookback compact
   constexpr int window = 32 * Depth;
   const int lane = threadIdx.x % 32;
   if (tile == 0) {
@@ -129,6 +130,11 @@ __device__ T look_back(TileWord* states, std::int64_t tile, T aggregate) {
   }
   if (lane == 0) publish(&states[tile], pack_tile_word(tile_inclusive, exclusive + aggregate));
   return exclusive;
+  // END SOLUTION
+  // STUB: // TODO: publish the aggregate (tile 0: INCLUSIVE); read Depth status words per lane, a window of 32·Depth predecessors;
+  // STUB: // wait while any is EMPTY; add values back to the nearest INCLUSIVE one, else the whole window and look further back.
+  // STUB: // Publish INCLUSIVE (exclusive + aggregate); return the exclusive prefix in every lane.
+  // STUB: return T(0);
 }
 
 // The scratch of a look-back pass: one status word per tile, then the counter
@@ -151,11 +157,15 @@ struct TakenTile {
 // Takes the next tile number from the counter after the status words; the whole
 // block calls it (one barrier).
 __device__ inline TakenTile take_tile(TileWord* states, std::int64_t n) {
+  // BEGIN SOLUTION decoupled_lookback wide_lookback compact
   __shared__ unsigned taken;
   if (threadIdx.x == 0) taken = atomicAdd(reinterpret_cast<unsigned*>(states + gridDim.x), 1u);
   __syncthreads();
   const std::int64_t base = static_cast<std::int64_t>(taken) * tile_size;
   return {taken, base, n - base < tile_size ? n - base : tile_size};
+  // END SOLUTION
+  // STUB: // TODO: thread 0 takes the next tile number from the counter at states[gridDim.x] (atomicAdd), shared with the block.
+  // STUB: return TakenTile{0, 0, 0};
 }
 
 // The sum of all tiles before `tile`, to every thread of the block: warp 0
@@ -174,6 +184,7 @@ __device__ T prefix_of_tile(TileWord* states, std::int64_t tile, T total) {
 template <bool Exclusive, typename T, int Depth = 1, int SleepNs = 0>
 __global__ void __launch_bounds__(tile_threads)
     decoupled_lookback_kernel(const T* __restrict__ in, T* __restrict__ out, std::int64_t n, TileWord* states) {
+  // BEGIN SOLUTION decoupled_lookback wide_lookback
   __shared__ T warp_totals[tile_warps];
   const TakenTile tile = take_tile(states, n);
   TileItems<T> v;
@@ -181,11 +192,14 @@ __global__ void __launch_bounds__(tile_threads)
   const ThreadPrefixes<T> p = scan_tile_registers(v, warp_totals);
   apply_prefixes<Exclusive>(v, p, prefix_of_tile<Depth, SleepNs>(states, tile.index, p.total));
   store_tile(out + tile.base, tile.count, v);
+  // END SOLUTION
+  // STUB: // TODO: take a tile, load it, scan it in registers, add the prefix of the tiles before it (prefix_of_tile), store it.
 }
 
 template <typename T, int Depth = 1, int SleepNs = 0>
 void decoupled_lookback_scan(const T* in, T* out, std::int64_t n, bool exclusive, void* scratch,
                              cudaStream_t stream) {
+  // BEGIN SOLUTION decoupled_lookback wide_lookback
   const auto tiles = static_cast<unsigned>(cudalabs::ceil_div<std::int64_t>(n, tile_size));
   auto* states = static_cast<TileWord*>(scratch);
   reset_lookback(scratch, n, stream);
@@ -194,6 +208,8 @@ void decoupled_lookback_scan(const T* in, T* out, std::int64_t n, bool exclusive
   else
     decoupled_lookback_kernel<false, T, Depth, SleepNs><<<tiles, tile_threads, 0, stream>>>(in, out, n, states);
   CUDALABS_CHECK_LAUNCH("decoupled_lookback_kernel");
+  // END SOLUTION
+  // STUB: cudalabs::not_implemented("decoupled_lookback_scan", in, out, n, exclusive, scratch, stream);
 }
 
 // ---- Step 4b — wide_lookback: 128 predecessors per round trip ----------------------

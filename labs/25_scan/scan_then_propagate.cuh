@@ -28,10 +28,13 @@
 template <typename TileScan, bool Exclusive, typename T>
 __global__ void __launch_bounds__(TileScan::threads)
     scan_tiles_kernel(const T* in, T* out, std::int64_t n, T* __restrict__ tile_sums) {
+  // BEGIN SOLUTION hillis_steele blelloch scan_then_propagate
   const std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * TileScan::tile;
   const std::int64_t count = n - base < TileScan::tile ? n - base : TileScan::tile;
   const T total = TileScan::template scan_tile<Exclusive>(in + base, out + base, count);
   if (tile_sums != nullptr && threadIdx.x == 0) tile_sums[blockIdx.x] = total;
+  // END SOLUTION
+  // STUB: // TODO: block b scans its tile (TileScan::scan_tile, the last tile may be short) and writes its sum to tile_sums[b].
 }
 
 // Block t adds the sum of tiles < t to tile t. Four loads issued before the
@@ -43,6 +46,7 @@ inline constexpr int add_loads_in_flight = 4;
 template <typename T>
 __global__ void add_tile_prefixes_kernel(T* __restrict__ out, std::int64_t n, const T* __restrict__ prefixes,
                                          int tile) {
+  // BEGIN SOLUTION hillis_steele blelloch scan_then_propagate
   const std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * tile;
   const std::int64_t end = n - base < tile ? n : base + tile;
   const T prefix = prefixes[blockIdx.x];
@@ -59,6 +63,8 @@ __global__ void add_tile_prefixes_kernel(T* __restrict__ out, std::int64_t n, co
       if (j < end) out[j] = prefix + local[k];
     }
   }
+  // END SOLUTION
+  // STUB: // TODO: every item of tile b adds prefixes[b], with several loads in flight per thread before the stores.
 }
 
 // Tile sums of one level, rounded up to 64 elements so that the next level's
@@ -75,6 +81,7 @@ std::size_t scan_then_propagate_scratch(std::int64_t n) {
 
 template <typename TileScan, bool Exclusive, typename T>
 void scan_then_propagate_level(const T* in, T* out, std::int64_t n, T* sums, cudaStream_t stream) {
+  // BEGIN SOLUTION hillis_steele blelloch scan_then_propagate
   if (n <= TileScan::tile) {
     scan_tiles_kernel<TileScan, Exclusive, T><<<1, TileScan::threads, 0, stream>>>(in, out, n, nullptr);
     CUDALABS_CHECK_LAUNCH("scan_tiles_kernel");
@@ -88,6 +95,8 @@ void scan_then_propagate_level(const T* in, T* out, std::int64_t n, T* sums, cud
   add_tile_prefixes_kernel<T><<<static_cast<unsigned>(tiles), TileScan::threads, 0, stream>>>(out, n, sums,
                                                                                             TileScan::tile);
   CUDALABS_CHECK_LAUNCH("add_tile_prefixes_kernel");
+  // END SOLUTION
+  // STUB: cudalabs::not_implemented("scan_then_propagate_level", in, out, n, sums, stream);
 }
 
 template <typename TileScan, typename T>

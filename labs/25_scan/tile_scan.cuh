@@ -112,6 +112,7 @@ struct ThreadPrefixes {
 // Contains one barrier: every thread of the block calls it.
 template <typename T>
 __device__ ThreadPrefixes<T> scan_tile_registers(const TileItems<T>& v, T* warp_totals) {
+  // BEGIN SOLUTION scan_then_propagate decoupled_lookback wide_lookback compact
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   T lane_before[tile_chunks], chunk_total[tile_chunks];
 #pragma unroll
@@ -144,6 +145,10 @@ __device__ ThreadPrefixes<T> scan_tile_registers(const TileItems<T>& v, T* warp_
   for (int c = 0; c < tile_chunks; ++c) p.chunk_start[c] = (warp_before + chunk_before[c]) + lane_before[c];
   p.total = total;
   return p;
+  // END SOLUTION
+  // STUB: // TODO: per chunk, each lane sums its 4 items, a warp scan of the 32 lane sums (warp_inclusive_scan); the chunk totals
+  // STUB: // chained; the 8 warp totals through warp_totals (one barrier). Fill chunk_start and total.
+  // STUB: return ThreadPrefixes<T>{};
 }
 
 // Turns the items into their prefix sums in place: item (c, e) becomes
@@ -169,6 +174,7 @@ struct RegisterTile {
 
   template <bool Exclusive, typename T>
   __device__ static T scan_tile(const T* in, T* out, std::int64_t count) {
+    // BEGIN SOLUTION scan_then_propagate
     __shared__ T warp_totals[tile_warps];
     TileItems<T> v;
     load_tile(in, count, v);
@@ -176,5 +182,8 @@ struct RegisterTile {
     apply_prefixes<Exclusive>(v, p, T(0));
     store_tile(out, count, v);
     return p.total;
+    // END SOLUTION
+    // STUB: // TODO: load_tile, scan_tile_registers, apply_prefixes (no prefix before the tile), store_tile; return the total.
+    // STUB: return T(0);
   }
 };

@@ -196,6 +196,7 @@ template <typename Blocks>
 __global__ void __launch_bounds__(mv_threads)
     matvec_warp_per_row_kernel(const std::uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y,
                                int rows, int nb) {
+  // BEGIN SOLUTION q8_0_warp_per_row q4_0_warp_per_row
   const int lane = threadIdx.x % 32, part = lane % mv_lanes_per_block;
   const int row = blockIdx.x * mv_warps + threadIdx.x / 32;
   if (row >= rows) return;  // the whole warp leaves together: the shuffles below see all 32 lanes
@@ -216,14 +217,20 @@ __global__ void __launch_bounds__(mv_threads)
   }
   acc = warp_allreduce(acc, SumOp{});
   if (lane == 0) y[row] = acc;
+  // END SOLUTION
+  // STUB: // TODO: a warp per row: each lane takes 8 values of every 8th block (Blocks::load), mv_unroll steps of loads in flight,
+  // STUB: // acc += d · Blocks::dot_float(slice, x of the block, part); the warp's sum (warp_allreduce) to y[row].
 }
 
 template <typename Blocks>
 void matvec_warp_per_row(const void* w, const float* x, float* y, int rows, int cols, cudaStream_t stream) {
+  // BEGIN SOLUTION q8_0_warp_per_row q4_0_warp_per_row
   const auto grid = static_cast<unsigned>(cudalabs::ceil_div(rows, mv_warps));
   matvec_warp_per_row_kernel<Blocks><<<grid, mv_threads, 0, stream>>>(static_cast<const std::uint8_t*>(w), x, y, rows,
                                                                       cols / mv_block_values);
   CUDALABS_CHECK_LAUNCH("matvec_warp_per_row_kernel");
+  // END SOLUTION
+  // STUB: cudalabs::not_implemented("matvec_warp_per_row", w, x, y, rows, cols, stream);
 }
 
 // ---- v2..v4: int8 activations and __dp4a; aligned blocks; R rows per warp --------

@@ -23,6 +23,7 @@
 // B fragment 4.
 template <>
 __device__ inline void prepare_fragments<float>(WarpFragments& f) {
+  // BEGIN SOLUTION tf32_mma
   using cudalabs::ptx::to_tf32;
 #pragma unroll
   for (int i = 0; i < 4; ++i)
@@ -31,14 +32,22 @@ __device__ inline void prepare_fragments<float>(WarpFragments& f) {
       f.a[i][r] = to_tf32(f.a[i][r]);
       f.b[i][r] = to_tf32(f.b[i][r]);
     }
+  // END SOLUTION
+  // STUB: // TODO: round every A and B fragment register to TF32 (cudalabs::ptx::to_tf32), once per fragment load.
 }
 
 template <>
 __device__ inline void mma_32_bytes_of_k<float>(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
                                                 std::uint32_t b1) {
+  // BEGIN SOLUTION tf32_mma
   cudalabs::ptx::mma_16x8x8_tf32(c, a, b0, b1);
+  // END SOLUTION
+  // STUB: // TODO: one mma.sync m16n8k8 TF32 (cudalabs::ptx::mma_16x8x8_tf32): 32 bytes of k are 8 floats.
 }
 
 inline void gemm_tf32_mma(const float* a, const float* b, float* c, int m, int n, int k, cudaStream_t stream) {
+  // BEGIN SOLUTION tf32_mma
   gemm_mma_ldmatrix<float>(a, b, c, m, n, k, stream);
+  // END SOLUTION
+  // STUB: cudalabs::not_implemented("gemm_tf32_mma", a, b, c, m, n, k, stream);
 }

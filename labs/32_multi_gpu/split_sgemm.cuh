@@ -39,10 +39,14 @@ inline void enqueue_shard(const GemmShard& s, int n, int k) {
 }
 
 inline void split_sgemm_switching(std::span<const GemmShard> shards, int n, int k) {
+  // BEGIN SOLUTION sgemm_split_switch
   for (const GemmShard& s : shards) {
     lab32::set_current_context(s.context);
     enqueue_shard(s, n, k);
   }
+  // END SOLUTION
+  // STUB: // TODO: for each shard, make its GPU's context current (lab32::set_current_context), then enqueue_shard.
+  // STUB: cudalabs::not_implemented("split_sgemm_switching", shards, n, k);
 }
 
 // A thread per GPU that runs one job at a time for the caller.
@@ -123,12 +127,16 @@ class SplitSgemmOnThreads {
   explicit SplitSgemmOnThreads(std::span<const int> devices) : devices_(devices.begin(), devices.end()), threads_(devices) {}
 
   void enqueue(std::span<const GemmShard> shards, int n, int k) {
+    // BEGIN SOLUTION sgemm_split_threads
     if (shards.size() != devices_.size())
       throw std::invalid_argument("split_sgemm_threads: one shard per GPU thread");
     for (std::size_t i = 0; i < shards.size(); ++i)
       if (shards[i].device != devices_[i])
         throw std::invalid_argument("split_sgemm_threads: shard i must be on the device of thread i");
     threads_.run_on_each([&](std::size_t i) { enqueue_shard(shards[i], n, k); });
+    // END SOLUTION
+    // STUB: // TODO: check one shard per thread, on its device; threads_.run_on_each: thread i enqueues shard i.
+    // STUB: cudalabs::not_implemented("split_sgemm_threads", shards, n, k);
   }
 
  private:
