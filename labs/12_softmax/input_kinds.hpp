@@ -11,6 +11,7 @@
 //           one finite entry
 // Each lab says which kinds it accepts and exactly what it draws for them.
 // Course code: main.cu includes it, never a kernel file.
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <span>
@@ -63,4 +64,17 @@ inline int precheck_usage(const cudalabs::LabSpec& spec, int argc, char** argv,
     return 2;
   }
   return 0;
+}
+
+// Attention labs (17, 31): batch·heads·seq·dim of one tensor at most 2^28
+// elements (1 GiB in FP32), checked before any allocation. `tensors` says how
+// many such tensors the lab holds, for the message.
+inline void check_attention_elements(const cudalabs::Options& o, const std::string& tensors) {
+  for (const auto& p : o.points) {
+    const double elements = static_cast<double>(p.at("batch")) * p.at("heads") * p.at("seq") * p.at("dim");
+    if (elements > static_cast<double>(std::int64_t{1} << 28))
+      throw cudalabs::UsageError("batch·heads·seq·dim = " + std::to_string(static_cast<long long>(elements)) +
+                                 " elements per tensor: at most 2^28 (1 GiB per FP32 tensor" + tensors +
+                                 "). Use smaller --batch, --heads or --seq.");
+  }
 }

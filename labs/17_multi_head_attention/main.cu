@@ -156,13 +156,7 @@ void note_rate(cudalabs::Session& s, const cudalabs::Point& point, const std::st
 // Bad usage on any machine (main() checks it before run_lab too); the input kind.
 InputKind check_usage(const cudalabs::Options& o) {
   check_dims(o, fp32_variants, mma_variants);
-  for (const auto& p : o.points) {
-    const double elements = static_cast<double>(p.at("batch")) * p.at("heads") * p.at("seq") * p.at("dim");
-    if (elements > static_cast<double>(std::int64_t{1} << 28))
-      throw cudalabs::UsageError("batch·heads·seq·dim = " + std::to_string(static_cast<long long>(elements)) +
-                                 " elements per tensor: at most 2^28 (1 GiB per FP32 tensor, 7 tensors). Use smaller "
-                                 "--batch, --heads or --seq.");
-  }
+  check_attention_elements(o, ", 7 tensors");
   return input_kind(o, {"random", "large"}, "Masked keys: --causal.");
 }
 

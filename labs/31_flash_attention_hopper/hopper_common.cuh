@@ -34,6 +34,7 @@
 #include <cudalabs/error.hpp>
 #include <cudalabs/hopper.cuh>
 #include <cudalabs/math.hpp>
+#include <cudalabs/mma.cuh>  // pack_pair: two floats into one FP16/BF16 operand register
 
 #include "../16_flash_attention/flash_common.cuh"  // AttentionShape, score_scale_log2, attention_grid
 
@@ -117,18 +118,6 @@ __device__ inline void issue_output(float (&o)[D / 2], const std::uint32_t (&p)[
   for (int kk = 0; kk < steps; ++kk) hw::wgmma_rs<D, T>(o, p[kk], mn_major_descriptor(v_tile, hopper_keys, kk), true);
 }
 
-// Two floats rounded to nearest into one register, the lower column in the low half.
-template <typename T>
-__device__ inline std::uint32_t pack_pair(float lo, float hi) {
-  if constexpr (std::is_same_v<T, __half>) {
-    const __half2 h = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<const std::uint32_t*>(&h);
-  } else {
-    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<const std::uint32_t*>(&h);
-  }
-}
-
 // One warpgroup's running softmax state: rows g and g+8 of its warp's 16
 // (thread 4g+t of warp w holds, in accumulator j·4 + c, row 16w + g + 8·(c/2),
 // column 8j + 2t + c%2 — the same for S and for O).
@@ -194,7 +183,7 @@ __device__ inline void weights_as_a(std::uint32_t (&p)[hopper_keys / 16][4], con
 #pragma unroll
   for (int kk = 0; kk < hopper_keys / 16; ++kk)
 #pragma unroll
-    for (int i = 0; i < 4; ++i) p[kk][i] = pack_pair<T>(s[8 * kk + 2 * i], s[8 * kk + 2 * i + 1]);
+    for (int i = 0; i < 4; ++i) p[kk][i] = cudalabs::ptx::pack_pair<T>(s[8 * kk + 2 * i], s[8 * kk + 2 * i + 1]);
 }
 
 // The whole step when nothing is in flight: weights, O rescaled, P packed.

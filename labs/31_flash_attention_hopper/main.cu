@@ -100,12 +100,8 @@ InputKind check_usage(const cudalabs::Options& o) {
       throw cudalabs::UsageError("--dim " + std::to_string(p.at("dim")) +
                                  ": every variant of this lab is compiled for head dimensions 64 and 128 only "
                                  "(wgmma tiles of 64 columns, lab 16's FA2 kernel likewise). Use --dim 64 or --dim 128.");
-    const double elements = static_cast<double>(p.at("batch")) * p.at("heads") * p.at("seq") * p.at("dim");
-    if (elements > static_cast<double>(std::int64_t{1} << 28))
-      throw cudalabs::UsageError("batch·heads·seq·dim = " + std::to_string(static_cast<long long>(elements)) +
-                                 " elements per tensor: at most 2^28 (1 GiB per FP32 tensor). Use smaller --batch, "
-                                 "--heads or --seq.");
   }
+  check_attention_elements(o, "");
   return input_kind(o, {"random", "large"}, "Masked keys: --causal.");
 }
 
