@@ -21,7 +21,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "starter"))
+sys.path.insert(0, str(HERE))
 import build_starter  # noqa: E402  (its compile_kernels: the course build's command, moved)
+import grade_case  # noqa: E402  (the submission its GPU test grades)
 
 
 def case_tree(case, tree):
@@ -58,6 +60,16 @@ def main():
     failed = []
     cases = sorted(c for c in HERE.iterdir() if c.is_dir() and not c.name.startswith("_"))
     for case in cases:
+        # The GPU test grades grade_case's assembly of the case: it must be a
+        # submission the grader accepts (every student file present, none stray),
+        # or the test would fail for a missing file instead of the bug.
+        submission = args.work.resolve() / case.name / "submission"
+        grade_case.assemble(case, submission)
+        for folder in sorted(submission.iterdir()):
+            err, ignored = grade_case.grade.take_student_files(folder, grade_case.config()[folder.name],
+                                                               args.work.resolve() / case.name / "taken")
+            if err or ignored:
+                failed.append(f"{case.name} (as a submission: {err or 'ignored ' + ', '.join(ignored)})")
         tree = args.work.resolve() / case.name / "tree"
         labs = case_tree(case, tree)
         if not labs:
