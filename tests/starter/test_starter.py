@@ -212,5 +212,88 @@ class Tree(unittest.TestCase):
         self.assertIn("not empty", p.stderr)
 
 
+# A fake lab program for VerifyRun: writes one record per variant it "runs" and
+# exits 1 when a record failed, as the labs do. --dtype tf32 runs only 'tf32'.
+FAKE_LAB = """#!/usr/bin/env python3
+import json, sys
+args = sys.argv[1:]
+out = args[args.index("--json") + 1]
+behaviour = json.loads(open(sys.argv[0] + ".json").read())
+names = behaviour["tf32"] if "tf32" in args else behaviour["default"]
+failed = 0
+with open(out, "a") as f:
+    for name in names:
+        stub = name in behaviour["stubs"]
+        failed |= stub
+        r = {"variant": name, "passed": not stub}
+        if stub:
+            r["failure"] = "not implemented yet: " + name
+        f.write(json.dumps(r) + "\\n")
+for line in behaviour.get("say", []):
+    print(line)
+sys.exit(1 if failed else 0)
+"""
+
+
+class VerifyRun(unittest.TestCase):
+    """starter.verify_run on fake lab programs: the grader's correctness runs, the
+    exit code each run must give, variants only another run reaches (lab 30's
+    tf32_mma under --dtype tf32), variants this machine skips (lab 32 on one GPU)."""
+
+    def run_labs(self, behaviours, exercises):
+        folder = tempfile.TemporaryDirectory()
+        self.addCleanup(folder.cleanup)
+        tmp = Path(folder.name)
+        marks = {}
+        for lab, behaviour in behaviours.items():
+            prog = tmp / "labs" / lab / lab
+            prog.parent.mkdir(parents=True)
+            prog.write_text(FAKE_LAB)
+            prog.chmod(0o755)
+            (prog.parent / (lab + ".json")).write_text(__import__("json").dumps(behaviour))
+            region = starter.Region(variants=exercises[lab], begin=1, end=2)
+            marks[lab] = starter.LabMarks(lab, exercises[lab], {"f.cuh": [region]})
+        runs = [("--quick", ["--quick"]), ("edge_tf32", ["--dtype", "tf32"])]
+        patches = {"why_no_gpu": lambda: None, "load_config": lambda path, labs: {lab: {} for lab in labs},
+                   "correctness_runs": lambda lab, cfg: runs}
+        saved = {k: getattr(starter.grade, k) for k in patches}
+        for k, v in patches.items():
+            setattr(starter.grade, k, v)
+        try:
+            return starter.verify_run(tmp, tmp, marks, timeout=60)
+        finally:
+            for k, v in saved.items():
+                setattr(starter.grade, k, v)
+
+    def test_a_variant_of_another_run_counts(self):
+        status, lines = self.run_labs({"30_x": {"default": ["cublas", "wmma"], "tf32": ["cublas", "tf32_mma"],
+                                                "stubs": ["wmma", "tf32_mma"]}}, {"30_x": ["wmma", "tf32_mma"]})
+        self.assertEqual(status, 0, lines)
+        self.assertIn("stubs tf32_mma, wmma", lines[0])
+
+    def test_a_run_without_exercises_must_exit_0(self):
+        status, lines = self.run_labs({"30_x": {"default": ["cublas", "wmma"], "tf32": ["cublas"],
+                                                "stubs": ["wmma", "cublas"]}}, {"30_x": ["wmma"]})
+        self.assertEqual(status, 1)
+        self.assertIn("cublas should pass", lines[0])
+
+    def test_a_passing_exercise_fails_the_check(self):
+        status, lines = self.run_labs({"30_x": {"default": ["cublas", "wmma"], "tf32": [], "stubs": []}},
+                                      {"30_x": ["wmma"]})
+        self.assertEqual(status, 1)
+        self.assertIn('wmma should fail "not implemented yet" but passed', lines[0])
+
+    def test_skipped_here_only_when_the_program_says_so(self):
+        said = ["needs at least 2 GPUs; 1 in use (visible): skipped peer_copy, ring"]
+        status, lines = self.run_labs({"32_x": {"default": ["single"], "tf32": ["single"], "stubs": [], "say": said}},
+                                      {"32_x": ["peer_copy", "ring"]})
+        self.assertEqual(status, 0, lines)
+        self.assertIn("skipped on this machine: peer_copy, ring", lines[0])
+        status, lines = self.run_labs({"32_x": {"default": ["single"], "tf32": ["single"], "stubs": []}},
+                                      {"32_x": ["peer_copy", "ring"]})
+        self.assertEqual(status, 1)
+        self.assertIn("no record of peer_copy, ring", lines[0])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
