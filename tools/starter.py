@@ -48,6 +48,7 @@ REVISION naming the commit it was made from. Exit codes: 0 done, 1 a marker
 problem (each one named, file:line), 2 bad usage, 77 (--verify-run) no GPU.
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import re
@@ -362,66 +363,65 @@ def write_starter(root, out, marks):
 
 # ---- on the GPU: the starter's programs fail exactly where they must -----------------------------
 
-def verify_run(root, build, marks, timeout=900):
+def verify_lab(lab, m, cfg, build, tmp, timeout):
+    """verify_run's work for one lab: (status, line)."""
+    prog = Path(build) / "labs" / lab / lab
+    if not prog.is_file():
+        return 1, f"  {lab:<28} FAIL: {prog} was not built"
+    expected = set(m.exercises) if m.marked else set()
+    records_path = Path(tmp) / f"{lab}.jsonl"
+    records_path.write_text("")
+    records, wrong, outputs, offset, skipped = [], [], [], 0, ""
+    with open(Path(tmp) / f"{lab}.log", "w") as log:
+        for label, extra in grade.correctness_runs(lab, cfg):
+            r = grade.run(f"check {label}", [str(prog)] + extra + ["--check-only", "--json", str(records_path)],
+                          timeout, log)
+            new, offset = grade.read_new_records(records_path, offset)
+            records += new
+            outputs.append(r.output)
+            if r.rc == 77:
+                skipped = grade.tail(r.output, 1)
+                break
+            want = 1 if expected & {x["variant"] for x in new} else 0
+            if r.rc != want or r.timed_out:
+                wrong.append(f"check {label}: exit {r.rc}{' (timed out)' if r.timed_out else ''}, expected "
+                             f"{want}: " + grade.tail(r.output, 2).replace("\n", " | "))
+    if skipped and not records:
+        return 0, f"  {lab:<28} skipped: {skipped}"
+    for x in records:
+        stub = not x.get("passed") and x.get("failure", "").startswith(NOT_IMPLEMENTED)
+        if x["variant"] in expected and not stub:
+            wrong.append(f"{x['variant']} should fail \"{NOT_IMPLEMENTED}\" but "
+                         f"{'passed' if x.get('passed') else 'failed: ' + x.get('failure', '?')}")
+        elif x["variant"] not in expected and not x.get("passed"):
+            wrong.append(f"{x['variant']} should pass but failed: {x.get('failure', '?')}")
+    said = [line for out in outputs for line in out.splitlines() if "skipped" in line]
+    unseen = sorted(expected - {x["variant"] for x in records})
+    not_here = [v for v in unseen if any(re.search(rf"\b{re.escape(v)}\b", line) for line in said)]
+    if set(unseen) - set(not_here):
+        wrong.append(f"no record of {', '.join(v for v in unseen if v not in not_here)}")
+    if wrong:
+        return 1, f"  {lab:<28} FAIL: " + "; ".join(dict.fromkeys(wrong))
+    stubs = sorted(expected - set(not_here))
+    return 0, (f"  {lab:<28} ok: {len(records)} records" + (f", stubs {', '.join(stubs)}" if stubs else "")
+               + (f"; skipped on this machine: {', '.join(not_here)}" if not_here else ""))
+
+
+def verify_run(root, build, marks, timeout=900, jobs=4):
     """Runs every lab of a build of the starter tree with the grader's correctness
     runs (--check-only: --quick, the lab's named test runs, its check_args): the
     exercise variants of marked labs fail "not implemented yet", every other
     variant passes. A run exits 1 when an exercise variant ran in it, else 0. An
     exercise variant that no run reached passes only where the program said it
-    skipped it on this machine (lab 32's two-GPU variants on one GPU). Returns
-    (exit code, lines)."""
+    skipped it on this machine (lab 32's two-GPU variants on one GPU). Labs run
+    `jobs` at a time, as the grader's correctness runs do. Returns (exit code, lines)."""
     reason = grade.why_no_gpu()
     if reason:
         return 77, [f"starter: skipped: {reason}"]
     config = grade.load_config(Path(root) / "tools" / "grading.toml", list(marks))
-    lines, status = [], 0
-    with tempfile.TemporaryDirectory() as tmp:
-        for lab, m in marks.items():
-            prog = Path(build) / "labs" / lab / lab
-            if not prog.is_file():
-                lines.append(f"  {lab:<28} FAIL: {prog} was not built")
-                status = 1
-                continue
-            expected = set(m.exercises) if m.marked else set()
-            records_path = Path(tmp) / f"{lab}.jsonl"
-            records_path.write_text("")
-            records, wrong, outputs, offset, skipped = [], [], [], 0, ""
-            with open(Path(tmp) / f"{lab}.log", "w") as log:
-                for label, extra in grade.correctness_runs(lab, config[lab]):
-                    r = grade.run(f"check {label}", [str(prog)] + extra + ["--check-only", "--json", str(records_path)],
-                                  timeout, log)
-                    new, offset = grade.read_new_records(records_path, offset)
-                    records += new
-                    outputs.append(r.output)
-                    if r.rc == 77:
-                        skipped = grade.tail(r.output, 1)
-                        break
-                    want = 1 if expected & {x["variant"] for x in new} else 0
-                    if r.rc != want or r.timed_out:
-                        wrong.append(f"check {label}: exit {r.rc}{' (timed out)' if r.timed_out else ''}, expected "
-                                     f"{want}: " + grade.tail(r.output, 2).replace("\n", " | "))
-            if skipped and not records:
-                lines.append(f"  {lab:<28} skipped: {skipped}")
-                continue
-            for x in records:
-                stub = not x.get("passed") and x.get("failure", "").startswith(NOT_IMPLEMENTED)
-                if x["variant"] in expected and not stub:
-                    wrong.append(f"{x['variant']} should fail \"{NOT_IMPLEMENTED}\" but "
-                                 f"{'passed' if x.get('passed') else 'failed: ' + x.get('failure', '?')}")
-                elif x["variant"] not in expected and not x.get("passed"):
-                    wrong.append(f"{x['variant']} should pass but failed: {x.get('failure', '?')}")
-            said = [line for out in outputs for line in out.splitlines() if "skipped" in line]
-            unseen = sorted(expected - {x["variant"] for x in records})
-            not_here = [v for v in unseen if any(re.search(rf"\b{re.escape(v)}\b", line) for line in said)]
-            if set(unseen) - set(not_here):
-                wrong.append(f"no record of {', '.join(v for v in unseen if v not in not_here)}")
-            if wrong:
-                status = 1
-            stubs = sorted(expected - set(not_here))
-            lines.append(f"  {lab:<28} " + ("FAIL: " + "; ".join(dict.fromkeys(wrong)) if wrong else
-                                            f"ok: {len(records)} records" + (f", stubs {', '.join(stubs)}" if stubs else "")
-                                            + (f"; skipped on this machine: {', '.join(not_here)}" if not_here else "")))
-    return status, lines
+    with tempfile.TemporaryDirectory() as tmp, concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        done = list(pool.map(lambda lab: verify_lab(lab, marks[lab], config[lab], build, tmp, timeout), marks))
+    return max((status for status, _ in done), default=0), [line for _, line in done]
 
 
 def main(argv=None):

@@ -47,6 +47,7 @@ bool Session::all_passed() const {
 }
 
 const Record& Session::add(Record r) {
+  if (r.flags.empty()) r.flags = options_.extra;
   const bool new_point = records_.empty() || !(records_.back().size == r.size);
   if (new_point) std::printf("\n  [%s]\n%s\n", to_string(r.size).c_str(), table_header().c_str());
   std::printf("%s\n", table_row(r).c_str());

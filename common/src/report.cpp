@@ -158,6 +158,7 @@ std::string to_json(const Record& r, const DeviceInfo& dev) {
     for (const auto& [k, v] : r.extra) e[k] = num(v);
     j["extra"] = e;
   }
+  if (!r.flags.empty()) j["flags"] = r.flags;
   j["seed"] = r.seed;
   j["git"] = git_revision();
   j["git_dirty"] = git_dirty();

@@ -49,6 +49,10 @@ struct Record {
   bool passed = false;
   std::optional<KernelResources> resources;
   std::map<std::string, double> extra;  // lab-specific numbers
+  // The lab's own flags and their values, defaults included ("causal": "1",
+  // "dtype": "bf16"): records of one size and variant made under different flags
+  // measure different problems, and must say so.
+  std::map<std::string, std::string> flags;
   std::uint64_t seed = 0;
 };
 
