@@ -270,10 +270,14 @@ class LabResult:
         return [p for p in self.problems if p not in self.variant_problems]
 
     def variants_passed(self):
-        """{variant: whether every record of it passed}."""
+        """{variant: whether every record of it passed}; a record of a variant derived
+        from an exercise (lab 08's sweep rows pinned_streams_s2_c4 run pinned_streams's
+        code) counts as that exercise's."""
+        exercises = self.cfg.get("exercise_variants") or []
         passed = {}
         for r in self.records:
-            passed[r["variant"]] = passed.get(r["variant"], True) and bool(r.get("passed"))
+            v = exercise_of(r["variant"], exercises) or r["variant"]
+            passed[v] = passed.get(v, True) and bool(r.get("passed"))
         return passed
 
     def exercise_shares(self):
@@ -340,6 +344,17 @@ def problem_of(r, records):
         return f"{r.what}: killed by signal {-r.rc} (a crash)\n{tail(r.output, 5)}"
     kinds = {1: "a wrong result", 2: "rejected its arguments", 3: "a CUDA error"}
     return f"{r.what}: exit {r.rc} ({kinds.get(r.rc, 'failure')})\n{tail(r.output, 8)}"
+
+
+def exercise_of(variant, exercises):
+    """The exercise a record's variant belongs to, or None: the exercise itself, or
+    one whose name it extends with "_..." or "[...]" (lab 08's sweep rows
+    pinned_streams_s2_c4, lab 28's sweep points name[block=256]); the longest wins,
+    so lab 18's warp_tiling_bk16 stays its own."""
+    if variant in exercises:
+        return variant
+    derived = [e for e in exercises if variant.startswith(e + "_") or variant.startswith(e + "[")]
+    return max(derived, key=len) if derived else None
 
 
 def blames_variants(r, records):

@@ -257,6 +257,27 @@ class Submission(unittest.TestCase):
                                         f"{lab}/main.cu includes the student file {f}")
 
 
+class ExerciseOf(unittest.TestCase):
+    """Records whose variant derives from an exercise's name count as that exercise."""
+
+    def test_derived_names(self):
+        ex = ["pinned_streams", "warp_tiling", "warp_tiling_bk16", "saxpy"]
+        self.assertEqual(grade.exercise_of("pinned_streams", ex), "pinned_streams")
+        self.assertEqual(grade.exercise_of("pinned_streams_s2_c4", ex), "pinned_streams")
+        self.assertEqual(grade.exercise_of("saxpy[block=256,items=2]", ex), "saxpy")
+        self.assertEqual(grade.exercise_of("warp_tiling_bk16", ex), "warp_tiling_bk16")  # its own, not warp_tiling's
+        self.assertIsNone(grade.exercise_of("pinned", ex))
+        self.assertIsNone(grade.exercise_of("saxpyx", ex))
+        self.assertIsNone(grade.exercise_of("cublas", []))
+
+    def test_a_derived_record_that_failed_costs_its_exercise_only(self):
+        cfg = {"correctness": 6, "performance": 4, "exercise_variants": ["a", "b"]}
+        res = grade.LabResult("04_reduction", cfg)
+        res.records = [{"variant": "a", "passed": True}, {"variant": "a_s2_c4", "passed": False},
+                       {"variant": "b", "passed": True}, {"variant": "given", "passed": True}]
+        self.assertEqual(res.variants_passed(), {"a": False, "b": True, "given": True})
+
+
 class SymbolAudit(unittest.TestCase):
     """The student's object may define its own symbols and the lab's interface,
     never a symbol the course's code defines or uses."""
