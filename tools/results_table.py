@@ -3,7 +3,11 @@
 results/<gpu>/records.jsonl holds.
 
   results_table.py LAB [--variants a,b] [--columns ms,gbps,pct,vs] [--sizes n=1024,...]
-      prints one lab's table
+                   [--flags causal=1,...]
+      prints one lab's table; --flags keeps the records made with those flag values
+      (the record's "flags": lab 16's --causal, lab 30's --dtype). Flags whose values
+      differ among the rows shown are added to the size column, so a causal row is
+      never read as a non-causal one.
   results_table.py --update FILE.md [FILE.md ...]
       regenerates every block in the files written as
         <!-- results-table LAB [--variants ...] [--columns ...] -->
@@ -47,9 +51,10 @@ def column(name):
     return COLUMNS[name]
 
 
-def table(lab, gpu="h100", variants="", columns="ms,gbps,pct,vs", sizes=""):
-    path = ROOT / "results" / gpu / "records.jsonl"
-    records = [json.loads(l) for l in path.read_text().splitlines() if l.strip()] if path.exists() else []
+def table(lab, gpu="h100", variants="", columns="ms,gbps,pct,vs", sizes="", flags="", records=None):
+    if records is None:
+        path = ROOT / "results" / gpu / "records.jsonl"
+        records = [json.loads(l) for l in path.read_text().splitlines() if l.strip()] if path.exists() else []
     records = [r for r in records if r["lab"] == lab and r.get("timed")]
     if variants:
         keep = variants.split(",")
@@ -58,16 +63,23 @@ def table(lab, gpu="h100", variants="", columns="ms,gbps,pct,vs", sizes=""):
         keep = sizes.split(",")
         records = [r for r in records if " ".join(f"{k}={v}" for k, v in r["size"].items()) in keep or
                    any(f"{k}={v}" in keep for k, v in r["size"].items())]
+    if flags:
+        want = dict(item.split("=", 1) for item in flags.split(","))
+        records = [r for r in records if all(r.get("flags", {}).get(k) == v for k, v in want.items())]
     if not records:
         return f"(no records of {lab} in results/{gpu}/records.jsonl yet)"
+    names = sorted({k for r in records for k in r.get("flags", {})})
+    differing = [k for k in names if len({r.get("flags", {}).get(k) for r in records}) > 1]
     cols = [column(c) for c in columns.split(",")]
     lines = ["| size | variant | " + " | ".join(c[0] for c in cols) + " |", "|---|---|" + "---|" * len(cols)]
     for r in records:
-        size = " ".join(f"{k}={v}" for k, v in r["size"].items())
+        size = " ".join([f"{k}={v}" for k, v in r["size"].items()] +
+                        [f"{k}={r.get('flags', {}).get(k, '-')}" for k in differing])
         lines.append(f"| {size} | {r['variant']} | " + " | ".join(c[1](r) for c in cols) + " |")
     r = records[0]
+    commits = ", ".join(dict.fromkeys(x["git"] for x in records))
     lines.append("")
-    lines.append(f"<sub>{r['gpu']}, CUDA {r['toolkit']}, driver {r['driver']}, git {r['git']}, {r['timestamp'][:10]}; "
+    lines.append(f"<sub>{r['gpu']}, CUDA {r['toolkit']}, driver {r['driver']}, git {commits}, {r['timestamp'][:10]}; "
                  f"results/{gpu}/records.jsonl</sub>")
     return "\n".join(lines)
 
@@ -79,6 +91,7 @@ def parse_block_args(text):
     p.add_argument("--variants", default="")
     p.add_argument("--columns", default="ms,gbps,pct,vs")
     p.add_argument("--sizes", default="")
+    p.add_argument("--flags", default="")
     return p.parse_args(shlex.split(text))
 
 
@@ -89,7 +102,7 @@ def update(path):
     text = path.read_text()
     def repl(m):
         a = parse_block_args(m.group(2))
-        return m.group(1) + table(a.lab, a.gpu, a.variants, a.columns, a.sizes) + "\n" + m.group(4)
+        return m.group(1) + table(a.lab, a.gpu, a.variants, a.columns, a.sizes, a.flags) + "\n" + m.group(4)
     new, count = BLOCK.subn(repl, text)
     path.write_text(new)
     print(f"{path}: {count} table(s) updated")
@@ -101,4 +114,4 @@ if __name__ == "__main__":
             update(pathlib.Path(f))
     else:
         a = parse_block_args(" ".join(shlex.quote(x) for x in sys.argv[1:]))
-        print(table(a.lab, a.gpu, a.variants, a.columns, a.sizes))
+        print(table(a.lab, a.gpu, a.variants, a.columns, a.sizes, a.flags))
