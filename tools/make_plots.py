@@ -18,6 +18,7 @@ with a line saying so; a gnuplot error fails.
 Exit codes: 0 drawn, 1 gnuplot failed, 2 bad usage, 77 no records (nothing to draw).
 """
 import argparse
+import collections
 import csv
 import json
 import math
@@ -50,9 +51,16 @@ class Skip(Exception):
 class Records:
     def __init__(self, records):
         # Timed and correct only; a lab run twice into the file counts once (its last run).
-        latest = {(r["lab"], r["variant"], tuple(sorted(r.get("size", {}).items()))): r
+        def flags(r):  # --sweep is not a problem of its own: sweep points carry their launch in their name
+            return tuple(sorted((k, v) for k, v in r.get("flags", {}).items() if k != "sweep"))
+        latest = {(r["lab"], r["variant"], tuple(sorted(r.get("size", {}).items())), flags(r)): r
                   for r in records if r.get("timed") and r.get("passed")}
-        self.all = list(latest.values())
+        # A lab run under other flags (lab 16 --causal) measured another problem: the
+        # plots show each lab's main run, the flag values most of its records have.
+        counts = {}
+        for r in latest.values():
+            counts.setdefault(r["lab"], collections.Counter())[flags(r)] += 1
+        self.all = [r for r in latest.values() if flags(r) == counts[r["lab"]].most_common(1)[0][0]]
         self.gpu = next((r["gpu"] for r in self.all if r.get("gpu")), "unknown GPU")
         # The records of that GPU (the first file's: results/h100/): the roofline and
         # the default copy bandwidth. Lab 32's records (results/h200x2/) are another GPU's.

@@ -68,7 +68,8 @@ def table(lab, gpu="h100", variants="", columns="ms,gbps,pct,vs", sizes="", flag
         records = [r for r in records if all(r.get("flags", {}).get(k) == v for k, v in want.items())]
     if not records:
         return f"(no records of {lab} in results/{gpu}/records.jsonl yet)"
-    names = sorted({k for r in records for k in r.get("flags", {})})
+    # --sweep is left out: a sweep point carries its launch in its variant name.
+    names = sorted({k for r in records for k in r.get("flags", {}) if k != "sweep"})
     differing = [k for k in names if len({r.get("flags", {}).get(k) for r in records}) > 1]
     cols = [column(c) for c in columns.split(",")]
     lines = ["| size | variant | " + " | ".join(c[0] for c in cols) + " |", "|---|---|" + "---|" * len(cols)]

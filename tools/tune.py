@@ -18,6 +18,7 @@ Exit codes: the lab's (0 all correct, 1 a point gave a wrong result, 2 bad
 usage, 3 CUDA failure, 77 no GPU).
 """
 import argparse
+import collections
 import csv
 import json
 import math
@@ -127,7 +128,14 @@ def tuning_heatmap(d, tmp, lab="28_tuning", variant="saxpy_grid_stride"):
     if len(xs) < 2 or len(ys) < 2:
         raise NoSweep(f"the sweep of {variant} at {size} has one {X_AXIS} or one {Y_AXIS}: no map to draw")
     flops = uses_flops(records)
-    # Points that differ in another parameter (items) fall into one cell: the fastest shows.
+    # A map holds one value of every other parameter (items): the value most of the
+    # points have, i.e. the block × grid sweep's, so that a separate items sweep at
+    # one launch shape never puts its faster point into that shape's cell.
+    def others(r):  # the point's other parameters, from its name: saxpy_grid_stride[block=64,...,items=1]
+        inside = r["variant"].partition("[")[2].rstrip("]")
+        return tuple(sorted(kv for kv in inside.split(",") if kv and kv.split("=")[0] not in (X_AXIS, Y_AXIS)))
+    common = collections.Counter(others(r) for r in records).most_common(1)[0][0]
+    records = [r for r in records if others(r) == common]
     cells = {}
     for r in records:
         key = (xs.index(int(r["extra"][X_AXIS])), ys.index(int(r["extra"][Y_AXIS])))

@@ -35,7 +35,9 @@
 // top. The softmax (8 K exp2 = 512 clocks of the MUFU per 64×128 tile, plus
 // max, sum, rescale and packing) against the products of one turn (4.2 M
 // FLOP = ~4 K tensor-core clocks at d 128, ~2 K at d 64) is 15-30 % of a
-// turn: that is what the overlap can win back. Not yet measured on the H100 (labs/31_flash_attention_hopper/README.md).
+// turn: that is what the overlap can win back. Measured since (H100, git 065095d):
+// it did not: 431.8 vs 557.5 TFLOP/s for warp_specialized at d 128, N 4096,
+// fp16; the README's last section gives the likely reason and what to try.
 #include "warp_specialized.cuh"
 
 inline constexpr int turn_barrier_first = 1;  // named barriers 1 and 2 (0 is __syncthreads')

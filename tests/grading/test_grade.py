@@ -19,10 +19,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-# Labs whose grading.toml was calibrated from a console transcript of this
-# session's code because that run's JSON records did not come back; the committed
-# records are of older code (results/h100/runs/README.md).
-CALIBRATED_FROM_TRANSCRIPT = {"22_stencil": "results/h100/runs/20261123-gpu4/22_stencil.txt"}
 sys.path.insert(0, str(ROOT / "tools"))
 import grade  # noqa: E402
 
@@ -69,9 +65,6 @@ class Config(unittest.TestCase):
             if cfg["performance"] <= 0 or not mine:
                 continue
             with self.subTest(lab=lab):
-                if lab in CALIBRATED_FROM_TRANSCRIPT and cfg["variant"] not in {r["variant"] for r in mine}:
-                    self.check_against_transcript(lab, cfg)
-                    continue
                 if cfg["variant"] != "best":
                     self.assertIn(cfg["variant"], {r["variant"] for r in mine}, "grading.toml names a variant the lab does not record")
                 perf = grade.judge_performance(mine, cfg)
@@ -81,16 +74,6 @@ class Config(unittest.TestCase):
                 # with faster memory — labs 04/06 on an H200 reached 0.7x their H100 ratio,
                 # results/h200/grade-20261121 — and the course's kernels must pass there too.)
                 self.assertGreaterEqual(perf["threshold"], 0.55 * perf["value"], f"{lab}: {perf['text']}")
-
-    def check_against_transcript(self, lab, cfg):
-        """A lab whose current kernels ran only in a console transcript (their JSON
-        records did not come back): the judged variant's PASS row there, its %ceil
-        column, must clear the threshold and the threshold be at least 55% of it."""
-        rows = [line.split() for line in (ROOT / CALIBRATED_FROM_TRANSCRIPT[lab]).read_text(encoding="utf-8").splitlines()]
-        pct = [float(t[6]) / 100 for t in rows if len(t) >= 10 and t[0] == cfg["variant"] and t[-1] == "PASS"]
-        self.assertTrue(pct, f"{lab}: no PASS row of {cfg['variant']} in {CALIBRATED_FROM_TRANSCRIPT[lab]}")
-        self.assertGreaterEqual(pct[-1], cfg["threshold"], lab)
-        self.assertGreaterEqual(cfg["threshold"], 0.55 * pct[-1], lab)
 
     def test_defaults_apply(self):
         config = grade.load_config(self.write("[defaults]\ncorrectness = 3\n[labs.05_matmul]\nthreshold = 0.2\n"), self.labs)
