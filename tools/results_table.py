@@ -64,6 +64,11 @@ def table(lab, gpu="h100", variants="", columns="ms,gbps,pct,vs", sizes="", flag
         records = [r for r in records if " ".join(f"{k}={v}" for k, v in r["size"].items()) in keep or
                    any(f"{k}={v}" in keep for k, v in r["size"].items())]
     if flags:
+        bad = [item for item in flags.split(",") if "=" not in item]
+        if bad:
+            print(f"results_table: --flags {flags}: each item is NAME=VALUE, e.g. --flags causal=1 (not {bad[0]!r})",
+                  file=sys.stderr)
+            sys.exit(2)
         want = dict(item.split("=", 1) for item in flags.split(","))
         records = [r for r in records if all(r.get("flags", {}).get(k) == v for k, v in want.items())]
     if not records:

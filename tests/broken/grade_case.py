@@ -21,6 +21,12 @@ sys.path.insert(0, str(ROOT / "tools"))
 import grade  # noqa: E402
 
 
+def exit_usage(message):
+    """A bad case folder: the message and exit 2 (bad usage), as the course's tools do."""
+    print(message, file=sys.stderr)
+    sys.exit(2)
+
+
 def config():
     return grade.load_config(ROOT / "tools" / "grading.toml", grade.lab_names(ROOT))
 
@@ -28,17 +34,19 @@ def config():
 def assemble(case, dest):
     """dest/LAB/ for each lab of the case: the course's student files, then the case's."""
     config_ = config()
+    if not case.is_dir():
+        exit_usage(f"grade_case: {case} is not a folder; name a case of tests/broken/, e.g. tests/broken/wrong_result")
     shutil.rmtree(dest, ignore_errors=True)
     touched = sorted(p for p in case.iterdir() if p.is_dir())
     if not touched:
-        sys.exit(f"grade_case: {case} holds no lab folder (expected {case}/LAB/FILE)")
+        exit_usage(f"grade_case: {case} holds no lab folder (expected {case}/LAB/FILE)")
     for lab_dir in touched:
         if lab_dir.name not in config_:
-            sys.exit(f"grade_case: {lab_dir} is not a lab of the course")
+            exit_usage(f"grade_case: {lab_dir} is not a lab of the course")
         wanted = config_[lab_dir.name]["student_files"]
         stray = [f.name for f in lab_dir.iterdir() if f.name not in wanted]
         if stray:
-            sys.exit(f"grade_case: {lab_dir} has {', '.join(stray)}, which is not one of the lab's "
+            exit_usage(f"grade_case: {lab_dir} has {', '.join(stray)}, which is not one of the lab's "
                      f"student files ({', '.join(wanted)}); the grader would ignore it")
         (dest / lab_dir.name).mkdir(parents=True)
         for name in wanted:
