@@ -632,13 +632,14 @@ def llm_decode_graph(d, tmp):
                         y_label="median ms per decode step")
 
 
-def tuning_heatmap(variant):
-    """Lab 28: the heat map of `variant`'s sweep over block x blocks per SM (tools/tune.py)."""
+def tuning_heatmap(variant, lab="28_tuning"):
+    """The heat map of `variant`'s sweep over block x blocks per SM (tools/tune.py):
+    lab 28's kernels, and lab 02's float4 (`make tune LAB=02`)."""
     def make(d, tmp):
         try:
-            return tune.tuning_heatmap(d, tmp, "28_tuning", variant)
+            return tune.tuning_heatmap(d, tmp, lab, variant)
         except tune.NoSweep as why:
-            raise Skip(f"{why} (make tune LAB=28 writes them to build/tune/28_tuning.jsonl)") from None
+            raise Skip(f"{why} (make tune LAB={lab[:2]} writes them to build/tune/{lab}.jsonl)") from None
     return make
 
 
@@ -735,6 +736,7 @@ PLOTS = [
     ("scan_bandwidth", "lines_vs_size.gp", "25", scan_bandwidth),
     ("cooperative_groups_vs_cub", "lines_vs_size.gp", "26", cooperative_groups_vs_cub),
     ("monte_carlo_rates", "grouped_bars.gp", "27", monte_carlo_rates),
+    ("tuning_heatmap_vector_add", "tuning_heatmap.gp", "02", tuning_heatmap("float4", "02_timed_vector_add")),
     ("tuning_heatmap_saxpy", "tuning_heatmap.gp", "28", tuning_heatmap("saxpy_grid_stride")),
     ("tuning_heatmap_horner", "tuning_heatmap.gp", "28", tuning_heatmap("horner_grid_stride")),
     ("llm_decode_matvec", "grouped_bars.gp", "29", llm_decode_matvec),

@@ -181,6 +181,13 @@ def wave2_records():
                               "resident_blocks_per_sm": resident, "grid": 132 * (per_sm or resident)}
                 r["passed"] = not (block == 1024 and per_sm == 8)
                 out.append(r)
+    # Lab 02: `make tune LAB=02`, float4 over block x blocks_per_sm (its heat map).
+    for block in (64, 256, 1024):
+        for per_sm in (0, 2, 8):
+            r = by_bandwidth("02_timed_vector_add", f"float4[block={block},blocks_per_sm={per_sm}]", {"n": n}, 12.0 * n, n,
+                             COPY * (0.85 + 0.01 * per_sm), ceiling="d2d_copy_gbps", ceiling_value=COPY)
+            r["extra"] = {"block": block, "blocks_per_sm": per_sm, "grid": 132 * (per_sm or 2048 // block)}
+            out.append(r)
     for m, n_, k in ((4096, 4096, 4096), (8192, 8192, 8192), (16, 8192, 8192)):
         size, fl = {"k": k, "m": m, "n": n_}, 2.0 * m * n_ * k
         blas = record("30_tensor_core_gemm", "cublas", size, fl / (700e3 * 1e6), 2.0 * (m * k + k * n_) + 4.0 * m * n_, fl,
