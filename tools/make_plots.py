@@ -667,6 +667,23 @@ def tensor_core_ladder(d, tmp):
             "blas_note": f"{main} (the library, same run) = 1x"}
 
 
+def flash_attention_hopper(d, tmp):
+    """Lab 31: TFLOP/s of each FP16 step, lab 16's flash_mma baseline first, per
+    shape (batch x heads x N, d), in the same run."""
+    recs = [r for r in d.lab("31_flash_attention_hopper") if r["variant"].endswith("_fp16") and r.get("gflops")]
+    if not recs:
+        raise Skip("no FP16 records of lab 31")
+    shapes = sorted({size_key(r) for r in recs}, key=lambda s: (dict(s)["dim"], dict(s)["seq"]))
+    tflops = {(size_key(r), r["variant"]): r["gflops"] / 1000 for r in recs}
+    one = dict(shapes[0])
+    return grouped_bars(tmp, [(f"N {dict(k)['seq']}; d {dict(k)['dim']}", k) for k in shapes],
+                        [(v.removesuffix("_fp16") + (" (lab 16's flash_mma: the baseline)" if v.startswith("fa2") else ""), v)
+                         for v in variants_in_order(recs)], lambda k, v: tflops.get((k, v)),
+                        plot_title=f"FlashAttention on Hopper (lab 31): FP16 TFLOP/s, {one['batch']} x {one['heads']} heads, "
+                                   f"not causal, {d.gpu}",
+                        y_label="TFLOP/s (4·N²·d per head)")
+
+
 def gpus_text(recs):
     gpus = max((r.get("extra", {}).get("gpus", 0) for r in recs), default=0)
     name = next((r["gpu"] for r in recs if r.get("gpu")), "unknown GPU")
@@ -742,6 +759,7 @@ PLOTS = [
     ("llm_decode_matvec", "grouped_bars.gp", "29", llm_decode_matvec),
     ("llm_decode_graph", "grouped_bars.gp", "29", llm_decode_graph),
     ("tensor_core_ladder", "tensor_core_ladder.gp", "30", tensor_core_ladder),
+    ("flash_attention_hopper", "grouped_bars.gp", "31", flash_attention_hopper),
     ("peer_matrix", "peer_matrix.gp", "32", peer_matrix),
     ("allreduce_busbw", "lines_vs_size.gp", "32", allreduce_busbw),
     ("roofline", "roofline.gp", "all", roofline),

@@ -193,6 +193,16 @@ struct Narrow {
                const GpuPipeline& pipeline);
 };
 
+// The shape of one size point of labs 16, 17 and 31 (lab 16's points have no
+// batch or heads: one head).
+inline AttentionShape shape_at(const cudalabs::Point& point, bool causal) {
+  auto size = [&](const char* name) {
+    const auto it = point.find(name);
+    return it == point.end() ? 1 : static_cast<int>(it->second);
+  };
+  return {.batch = size("batch"), .heads = size("heads"), .seq = size("seq"), .dim = size("dim"), .causal = causal};
+}
+
 // The JSON extras of a fused kernel's record.
 inline std::map<std::string, double> flash_extra(const AttentionShape& s) {
   return {{"nxn_bytes_avoided", nxn_bytes_avoided(s)}, {"scratch_bytes", 0}};

@@ -214,8 +214,7 @@ int main(int argc, char** argv) {
     std::int64_t largest_seq = 0;
 
     for (const auto& point : s.points()) {
-      const AttentionShape shape{
-          .seq = static_cast<int>(point.at("seq")), .dim = static_cast<int>(point.at("dim")), .causal = causal};
+      const AttentionShape shape = shape_at(point, causal);
       largest_seq = std::max<std::int64_t>(largest_seq, shape.seq);
       const auto n = static_cast<std::size_t>(shape.elements());
       Inputs inputs(n, large ? large_qk_factor : 1.0f);

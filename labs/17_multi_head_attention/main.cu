@@ -208,11 +208,7 @@ int main(int argc, char** argv) {
     const cudalabs::Tolerance bf16_tol = for_inputs(tensor_core_tolerance(true), large);
 
     for (const auto& point : s.points()) {
-      const AttentionShape shape{.batch = static_cast<int>(point.at("batch")),
-                                 .heads = static_cast<int>(point.at("heads")),
-                                 .seq = static_cast<int>(point.at("seq")),
-                                 .dim = static_cast<int>(point.at("dim")),
-                                 .causal = causal};
+      const AttentionShape shape = shape_at(point, causal);
       const std::int64_t heads = shape.heads_total(), per_head = shape.head_elements();
       Problem p(s.seed(), shape, 1, qk_factor);
 

@@ -219,11 +219,7 @@ int main(int argc, char** argv) {
     const cudalabs::Cublas blas;
 
     for (const auto& point : s.points()) {
-      const AttentionShape shape{.batch = static_cast<int>(point.at("batch")),
-                                 .heads = static_cast<int>(point.at("heads")),
-                                 .seq = static_cast<int>(point.at("seq")),
-                                 .dim = static_cast<int>(point.at("dim")),
-                                 .causal = causal};
+      const AttentionShape shape = shape_at(point, causal);
       // Lab 15's cuBLAS pipeline is the reference where the CPU's would take seconds
       // (flash_check.cuh): it needs the N×N scratch, one head at a time.
       const std::size_t nxn = cpu_reference_affordable(shape) ? 0 : static_cast<std::size_t>(shape.seq) * shape.seq;

@@ -188,6 +188,14 @@ def wave2_records():
                              COPY * (0.85 + 0.01 * per_sm), ceiling="d2d_copy_gbps", ceiling_value=COPY)
             r["extra"] = {"block": block, "blocks_per_sm": per_sm, "grid": 132 * (per_sm or 2048 // block)}
             out.append(r)
+    # Lab 31: the FP16 steps at two shapes, lab 16's flash_mma (fa2_fp16) the baseline.
+    for seq, dim in ((4096, 64), (4096, 128)):
+        size, fl = {"batch": 4, "dim": dim, "heads": 16, "seq": seq}, 4.0 * seq * seq * dim * 64
+        base = record("31_flash_attention_hopper", "fa2_fp16", size, fl / 280e9, 8.0 * seq * dim * 64, fl)
+        out.append(base)
+        for v, tflops in (("wgmma_sync_fp16", 420), ("warp_specialized_fp16", 560), ("pingpong_fp16", 450)):
+            out.append(record("31_flash_attention_hopper", v, size, fl / (tflops * 1e9), 8.0 * seq * dim * 64, fl,
+                              baseline=base))
     for m, n_, k in ((4096, 4096, 4096), (8192, 8192, 8192), (16, 8192, 8192)):
         size, fl = {"k": k, "m": m, "n": n_}, 2.0 * m * n_ * k
         blas = record("30_tensor_core_gemm", "cublas", size, fl / (700e3 * 1e6), 2.0 * (m * k + k * n_) + 4.0 * m * n_, fl,
