@@ -31,7 +31,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <initializer_list>
 #include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -251,8 +254,98 @@ cudalabs::Measurement end_to_end(const std::string& variant, const cudalabs::Poi
   return m;
 }
 
-void fill(std::span<float> to, const std::vector<float>& from) { std::copy(from.begin(), from.end(), to.begin()); }
-void fill_nan(std::span<float> to) { std::fill(to.begin(), to.end(), nan_value); }
+// The host's writes, spread over its cores: a managed row rewrites its inputs
+// before every one of its ~50 runs (512 MB for the add at n = 2^26), and one
+// thread's few GB/s would make that seconds per row.
+void fill(std::span<float> to, const std::vector<float>& from) {
+  cudalabs::ref::parallel_for(to.size(), [&](std::size_t lo, std::size_t hi) {
+    std::copy(from.data() + lo, from.data() + hi, to.data() + lo);
+  });
+}
+void fill_nan(std::span<float> to) {
+  cudalabs::ref::parallel_for(to.size(), [&](std::size_t lo, std::size_t hi) {
+    std::fill(to.data() + lo, to.data() + hi, nan_value);
+  });
+}
+
+// ---- every managed run starts from the same state -------------------------------
+// Where a program is once its host code has produced the inputs: every page of
+// the inputs and of the output on the host, the inputs just written there by
+// the host. Untimed, but done before every run of a managed row (about 50: the
+// timer stops at its 2 s budget), so its cost is most of the row's wall time.
+// Session 4's default run passed its 150 s limit on it (README):
+//   - read-mostly inputs (managed_advised_*). A timed run leaves a read-only
+//     copy of each input on the GPU, and a prefetch to the host keeps it (the
+//     host's copy is valid too). The host's writes then invalidated the GPU's
+//     copy page by page: one CPU fault per 4 KB page, 65 536 per 256 MB input.
+//     managed_advised_add took 79 s of wall time for 1.8 s of timed runs,
+//     ~1.6 s per reset (derived: 131 072 faults, ~12 µs each). So the advice
+//     is lifted first (cudaMemAdviseUnsetReadMostly collapses the copies in
+//     one call) and the lab's own advice (advise_*) applied again once the
+//     host has written: the run finds what a program would, the memory advised,
+//     the inputs on the host and no copy of them on the GPU.
+//   - the inputs' old contents are dead (the host overwrites every element), so
+//     they are discarded onto the host rather than carried home: a prefetch
+//     home runs at 8.5 GB/s (session 3), 63 ms per reset of the add's a and b.
+//   - the host's writes use all its cores (fill).
+// RowClock's note says what a row's resets cost now.
+struct RowClock {
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  int resets = 0;
+  double home_s = 0, write_s = 0, advice_s = 0;  // the resets' three parts
+};
+
+// Seconds since `t`, which moves on to now.
+double lap(std::chrono::steady_clock::time_point& t) {
+  const auto now = std::chrono::steady_clock::now();
+  const double seconds = std::chrono::duration<double>(now - t).count();
+  t = now;
+  return seconds;
+}
+
+struct ManagedInput {
+  std::span<float> pages;
+  const std::vector<float>& values;
+};
+
+// `advise`: the variant's advice (lab23::advise_*), empty when it has none.
+void reset_to_host(std::initializer_list<ManagedInput> inputs, std::span<float> output,
+                   const std::function<void()>& advise, RowClock& clock, cudaStream_t st) {
+  auto t = std::chrono::steady_clock::now();
+  for (const auto& in : inputs) {
+    if (advise) um::advise(in.pages.data(), in.pages.size_bytes(), cudaMemAdviseUnsetReadMostly, um::host());
+    um::discard_and_prefetch(in.pages.data(), in.pages.size_bytes(), um::host(), st);
+  }
+  um::prefetch(output.data(), output.size_bytes(), um::host(), st);
+  CUDALABS_CHECK(cudaStreamSynchronize(st));
+  clock.home_s += lap(t);
+  for (const auto& in : inputs) fill(in.pages, in.values);
+  clock.write_s += lap(t);
+  if (advise) {
+    advise();
+    clock.advice_s += lap(t);
+  }
+  ++clock.resets;
+}
+
+// Where a managed row's wall time went, on the host clock: its timed runs, its
+// untimed resets, and the rest (allocation, warm-up and checked runs,
+// poisoning, checks, fresh inputs and their reference).
+void note_row_time(cudalabs::Session& s, const cudalabs::Record& r, const RowClock& clock) {
+  auto t = clock.start;
+  const double wall = lap(t);
+  const double timed = r.timed ? r.timing.runs * r.timing.mean_ms / 1e3 : 0.0;
+  const double resets = clock.home_s + clock.write_s + clock.advice_s;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%s: %.1f s of wall time: %d timed runs %.2f s; %d untimed resets %.2f s, %.0f ms each (pages to the "
+                "host %.2f s, host writes %.2f s, advice %.2f s); the rest %.1f s (allocation, warm-up and checked "
+                "runs, poisoning, checks, fresh inputs)",
+                r.variant.c_str(), wall, r.timed ? r.timing.runs : 0, timed, clock.resets, resets,
+                clock.resets > 0 ? 1e3 * resets / clock.resets : 0.0, clock.home_s, clock.write_s, clock.advice_s,
+                wall - timed - resets);
+  s.note(line);
+}
 
 // ---- the vector add --------------------------------------------------------------
 void measure_add(cudalabs::Session& s, const cudalabs::Point& point, std::int64_t n, const UnifiedSupport& support) {
@@ -301,18 +394,14 @@ void measure_add(cudalabs::Session& s, const cudalabs::Point& point, std::int64_
   // Each managed variant gets buffers of its own: advice sticks to the memory.
   auto measure_managed = [&](const std::string& variant, bool advised, auto run) {
     if (!s.selected(variant)) return;
+    RowClock clock;
     um::ManagedBuffer<float> ma(count), mb(count), mc(count);
-    if (advised) lab23::advise_add(ma.data(), mb.data(), mc.data(), n, device);
-    // Every run starts where a program's would once the host has produced its
-    // inputs: all pages on the host and the inputs just written there (which
-    // also drops read-mostly copies left on the GPU by the run before). Untimed.
+    std::function<void()> advise;
+    if (advised) advise = [&] { lab23::advise_add(ma.data(), mb.data(), mc.data(), n, device); };
+    if (advise) advise();
+    // Untimed, before every run: a and b written by the host, all pages on the host (reset_to_host).
     auto inputs_on_host = [&](cudaStream_t st) {
-      um::prefetch(ma.data(), ma.bytes(), um::host(), st);
-      um::prefetch(mb.data(), mb.bytes(), um::host(), st);
-      um::prefetch(mc.data(), mc.bytes(), um::host(), st);
-      CUDALABS_CHECK(cudaStreamSynchronize(st));
-      fill(ma.span(), a);
-      fill(mb.span(), b);
+      reset_to_host({{ma.span(), a}, {mb.span(), b}}, mc.span(), advise, clock, st);
     };
     auto m = base(variant);
     m.run = [&](cudaStream_t st) { run(ma.data(), mb.data(), mc.data(), st); };
@@ -323,7 +412,7 @@ void measure_add(cudalabs::Session& s, const cudalabs::Point& point, std::int64_
       make_inputs(seed);
       inputs_on_host(s.stream());
     };
-    s.measure(m);
+    note_row_time(s, s.measure(m), clock);
   };
   measure_managed("managed_faults_add", false, [&](const float* x, const float* y, float* z, cudaStream_t st) {
     lab23::add_managed_faults(x, y, z, n, st);
@@ -408,16 +497,17 @@ void measure_stencil(cudalabs::Session& s, const cudalabs::Point& point, std::in
 
   auto measure_managed = [&](const std::string& variant, bool advised, auto run) {
     if (!s.selected(variant)) return;
+    RowClock clock;
     um::ManagedBuffer<float> m_in(count), m_scratch0(count), m_scratch1(count), m_out(count);
-    if (advised) lab23::advise_stencil(m_in.data(), m_scratch0.data(), m_scratch1.data(), m_out.data(), nx, ny, device);
-    // The input and the result start on the host; the scratch grids are the
-    // GPU's own and stay there (after the first run) in every variant.
-    auto input_on_host = [&](cudaStream_t st) {
-      um::prefetch(m_in.data(), m_in.bytes(), um::host(), st);
-      um::prefetch(m_out.data(), m_out.bytes(), um::host(), st);
-      CUDALABS_CHECK(cudaStreamSynchronize(st));
-      fill(m_in.span(), in);
-    };
+    std::function<void()> advise;
+    if (advised)
+      advise = [&] {
+        lab23::advise_stencil(m_in.data(), m_scratch0.data(), m_scratch1.data(), m_out.data(), nx, ny, device);
+      };
+    if (advise) advise();
+    // The input and the result start on the host (reset_to_host); the scratch
+    // grids are the GPU's own and stay there (after the first run) in every variant.
+    auto input_on_host = [&](cudaStream_t st) { reset_to_host({{m_in.span(), in}}, m_out.span(), advise, clock, st); };
     auto m = base(variant);
     m.run = [&](cudaStream_t st) { run(m_in.data(), m_scratch0.data(), m_scratch1.data(), m_out.data(), st); };
     m.check = [&] { return cudalabs::check_close(m_out.span(), expected, tol); };
@@ -433,7 +523,7 @@ void measure_stencil(cudalabs::Session& s, const cudalabs::Point& point, std::in
       make_inputs(seed);
       input_on_host(s.stream());
     };
-    s.measure(m);
+    note_row_time(s, s.measure(m), clock);
   };
   measure_managed("managed_faults_stencil", false,
                   [&](const float* i, float* s0, float* s1, float* o, cudaStream_t st) {
@@ -529,6 +619,11 @@ int main(int argc, char** argv) {
                  ? "outputs' dead pages: discarded onto the GPU (cudaMemDiscardAndPrefetchBatchAsync), no bytes moved"
                  : "outputs' dead pages: this driver cannot discard managed memory; managed_prefetch_* carry them to "
                    "the GPU (a third more bytes than explicit for the add, twice the inbound bytes for the stencil)");
+    s.note(std::string("before each managed run, untimed: the inputs' old pages ") +
+           (um::can_discard_to_host() ? "discarded onto the host (no bytes moved)"
+                                      : "prefetched home (this driver cannot discard them onto the host)") +
+           ", then rewritten by the host; managed_advised_*'s read-mostly copies collapsed first "
+           "(cudaMemAdviseUnsetReadMostly) and the advice applied again after");
 
     for (const auto& point : s.points()) {
       const std::int64_t n = point.at("n"), nx = point.at("nx"), ny = point.at("ny");

@@ -8,9 +8,10 @@
 //                        the GPU reads and writes in place, over PCIe (zero-copy)
 //   prefetch(), advise() the CUDA 12 and CUDA 13 forms of cudaMemPrefetchAsync
 //                        and cudaMemAdvise behind one call
-//   discard_and_prefetch() an output's dead pages mapped where the kernel will
-//                        write them, without copying (CUDA 13's discard; a
-//                        plain prefetch where the driver cannot)
+//   discard_and_prefetch() dead pages (an output before a kernel overwrites it,
+//                        an input before the host rewrites it) mapped where
+//                        they will be written, without copying (CUDA 13's
+//                        discard; a plain prefetch where the driver cannot)
 //
 // CUDA 13 names a destination with a cudaMemLocation (type Device + ordinal, or
 // type Host) and cudaMemPrefetchAsync takes a flags argument; CUDA 12 takes a
@@ -69,33 +70,49 @@ inline cudaError_t try_discard_and_prefetch(void* p, std::size_t bytes, Location
 #endif
 }
 
-// Whether this driver and device can discard managed memory: asked once, on a
-// 2 MB managed buffer of the current device, the answer kept for the program.
-// main.cu asks before any timed run and says which way the lab went.
+// Whether this driver and device can discard managed memory and map the range
+// on the GPU (to_host false) or on the host: asked on a 2 MB managed buffer of
+// the current device whose pages start at the other side, as the lab's do.
+inline bool discard_works(bool to_host) {
+  int device = 0, concurrent = 0;
+  CUDALABS_CHECK(cudaGetDevice(&device));
+  CUDALABS_CHECK(cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, device));
+  if (!concurrent) return false;  // the discard API needs it, and so does the probe's prefetch to the GPU
+  const Location to = to_host ? host() : gpu(device), from = to_host ? gpu(device) : host();
+  constexpr std::size_t probe_bytes = std::size_t{2} << 20;
+  void* probe = nullptr;
+  CUDALABS_CHECK(cudaMallocManaged(&probe, probe_bytes, cudaMemAttachGlobal));
+  cudaStream_t stream = nullptr;
+  CUDALABS_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  prefetch(probe, probe_bytes, from, stream);
+  CUDALABS_CHECK(cudaStreamSynchronize(stream));
+  cudaError_t status = try_discard_and_prefetch(probe, probe_bytes, to, stream);
+  if (status == cudaSuccess) status = cudaStreamSynchronize(stream);
+  (void)cudaGetLastError();  // "not supported" is not sticky: clear it, keep going
+  CUDALABS_CHECK(cudaStreamDestroy(stream));
+  CUDALABS_CHECK(cudaFree(probe));
+  return status == cudaSuccess;
+}
+
+// Each asked once, the answer kept for the program. To the GPU: what
+// managed_prefetch_* do with their outputs; main.cu asks before any timed run
+// and says which way the lab went. To the host: what main.cu's reset does
+// with the inputs' old pages before the host overwrites every element.
 inline bool can_discard() {
-  static const bool supported = [] {
-    int device = 0;
-    CUDALABS_CHECK(cudaGetDevice(&device));
-    constexpr std::size_t probe_bytes = std::size_t{2} << 20;
-    void* probe = nullptr;
-    CUDALABS_CHECK(cudaMallocManaged(&probe, probe_bytes, cudaMemAttachGlobal));
-    cudaStream_t stream = nullptr;
-    CUDALABS_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    cudaError_t status = try_discard_and_prefetch(probe, probe_bytes, gpu(device), stream);
-    if (status == cudaSuccess) status = cudaStreamSynchronize(stream);
-    (void)cudaGetLastError();  // "not supported" is not sticky: clear it, keep going
-    CUDALABS_CHECK(cudaStreamDestroy(stream));
-    CUDALABS_CHECK(cudaFree(probe));
-    return status == cudaSuccess;
-  }();
+  static const bool supported = discard_works(false);
+  return supported;
+}
+inline bool can_discard_to_host() {
+  static const bool supported = discard_works(true);
   return supported;
 }
 
-// An output's pages before a kernel overwrites them: their old contents are
-// dead. Where the driver can discard (can_discard()), the range is mapped at
-// `to` with no bytes moved; elsewhere a prefetch, which carries the dead bytes along.
+// A range's old contents are dead (a kernel, or the host, is about to
+// overwrite every byte). Where the driver can discard towards `to`, the range
+// is mapped at `to` with no bytes moved; elsewhere a prefetch, which carries
+// the dead bytes along.
 inline void discard_and_prefetch(void* p, std::size_t bytes, Location to, cudaStream_t stream) {
-  if (can_discard())
+  if (to.host ? can_discard_to_host() : can_discard())
     CUDALABS_CHECK(try_discard_and_prefetch(p, bytes, to, stream));
   else
     prefetch(p, bytes, to, stream);

@@ -214,21 +214,20 @@ void decoupled_lookback_scan(const T* in, T* out, std::int64_t n, bool exclusive
 
 // ---- Step 4b — wide_lookback: 128 predecessors per round trip ----------------------
 //
-// Why decoupled_lookback stops at 0.88-0.89x CUB at n = 2^28 (H100, derived from the
-// records, not profiled): 6 resident blocks per SM × 132 SMs keep ~790 tiles
+// The idea (worked out for session 4's tiles of 256 threads × 16 items, from the
+// records, not profiled): 6 resident blocks per SM × 132 SMs kept ~790 tiles
 // in progress, and a tile turns INCLUSIVE only after its own look-back, so the
 // nearest INCLUSIVE tile lags a few hundred tiles behind the newest. Each
 // 32-tile window of aggregates costs one L2 round trip (~0.5 µs) during which
-// the block's 8 warps hold their 16 KB and load nothing; at 73% of copy a
-// block lives ~12 µs (6 blocks × 32 KB per SM / 16.2 GB/s per SM) where its
-// load, scan and store need ~3. Four status words per lane read 128
-// predecessors in the same round trip: a look-back over L aggregates takes
-// L/128 round trips instead of L/32. A word still EMPTY (its tile not yet
-// reduced, ~1 µs) is polled again after a 256 ns pause instead of at once, so
-// waiting warps do not crowd the L2 slices that hold the hot status words
-// (CUB's sm_90 scan tuning pauses 648 ns). Measured since (git 065095d): it
-// does not pay at 2^28, 0.786x CUB against decoupled_lookback's 0.889x, with 62
-// registers and 4 blocks per SM against 38 and 6 (the README: what to try next).
+// the block's warps hold their 16 KB and load nothing. Four status words per
+// lane read 128 predecessors in the same round trip: a look-back over L
+// aggregates takes L/128 round trips instead of L/32. A word still EMPTY (its
+// tile not yet reduced, ~1 µs) is polled again after a 256 ns pause instead of
+// at once, so waiting warps do not crowd the L2 slices that hold the hot status
+// words (CUB's sm_90 scan tuning pauses 648 ns). Measured (git 065095d, those
+// tiles): it did not pay at 2^28, 0.786x CUB against decoupled_lookback's
+// 0.889x, with 62 registers and 4 blocks per SM against 38 and 6. What did pay
+// was the tile's shape (tile_scan.cuh: 128 threads × 32 items, 0.96x CUB).
 inline constexpr int wide_lookback_depth = 4;
 inline constexpr int wide_lookback_sleep_ns = 256;
 

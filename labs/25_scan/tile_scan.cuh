@@ -1,30 +1,39 @@
 #pragma once
-// The register tile scan: 256 threads scan 4096 items, 16 per thread, held in
+// The register tile scan: 128 threads scan 4096 items, 32 per thread, held in
 // registers from load to store. Used by the scan_then_propagate variant (as its
 // tile scan, RegisterTile) and by decoupled_lookback and compact (which put a
 // look-back between the tile's sum and its store).
 //
-// Layout of a tile (4096 items): warp w owns items [512w, 512w + 512), in 4
+// Layout of a tile (4096 items): warp w owns items [1024w, 1024w + 1024), in 8
 // chunks of 128; in chunk c, lane l holds the 4 consecutive items
-// 512w + 128c + 4l + {0..3}: one 16-byte vector. So each load or store
+// 1024w + 128c + 4l + {0..3}: one 16-byte vector. So each load or store
 // instruction of a warp covers 512 contiguous bytes, and no shared-memory
 // transpose is needed. The scan of a chunk is then: each lane sums its 4 items,
 // a warp scan over the 32 lane sums (5 shuffle steps), and the chunk totals
-// chained in order. Whole tile: one shared-memory exchange of 8 warp totals,
+// chained in order. Whole tile: one shared-memory exchange of 4 warp totals,
 // one barrier. Compare Hillis-Steele (9 barriers per 512 items) and Blelloch
 // (20 barriers per 1024 items).
+//
+// Why 128 threads × 32 items and not 256 × 16 (the same 4096-item tile): a
+// thread's 8 loads are all in flight at once, so a warp asks for 4 KB before it
+// waits, twice as much, and the look-back (one warp per tile, the others idle
+// at its barrier) holds 4 warps instead of 8. Measured on the H100 at n = 2^28,
+// float, in one call (results/h100/runs/20261123-s5-call1, 25big_*.txt): 256 ×
+// 16 took 0.9975 and 1.0005 ms (0.89x CUB), 128 × 24 0.9388, 256 × 24 0.9260,
+// 128 × 32 0.9248 ms (0.96x CUB's 0.8883 in the same run). The price: 62
+// registers a thread (38 before), 8 blocks of 128 per SM, half the threads.
 #include <cstdint>
 
 #include <cudalabs/error.hpp>
 #include <cudalabs/math.hpp>
 
 inline constexpr unsigned full_warp_mask = 0xffffffffu;
-inline constexpr int tile_threads = 256;
+inline constexpr int tile_threads = 128;
 inline constexpr int tile_warps = tile_threads / 32;
-inline constexpr int tile_chunks = 4;  // 16-byte vectors per thread
+inline constexpr int tile_chunks = 8;  // 16-byte vectors per thread
 inline constexpr int tile_items = 4 * tile_chunks;
 inline constexpr int tile_size = tile_threads * tile_items;  // 4096
-inline constexpr int warp_span = 32 * tile_items;            // 512 items per warp
+inline constexpr int warp_span = 32 * tile_items;            // 1024 items per warp
 
 template <typename T>
 struct Vector4;
@@ -37,7 +46,7 @@ struct Vector4<float> {
   using type = float4;
 };
 
-// A thread's items: v[c][e] is item 512w + 128c + 4l + e of the tile.
+// A thread's items: v[c][e] is item 1024w + 128c + 4l + e of the tile.
 template <typename T>
 using TileItems = T[tile_chunks][4];
 
@@ -132,7 +141,7 @@ __device__ ThreadPrefixes<T> scan_tile_registers(const TileItems<T>& v, T* warp_
   }
   if (lane == 0) warp_totals[warp] = warp_total;
   __syncthreads();
-  // 8 broadcast reads: cheaper than a warp scan of them, and every thread sums
+  // tile_warps (4) broadcast reads: cheaper than a warp scan of them, and every thread sums
   // them in the same order, so `total` is one value for the whole block.
   T warp_before = T(0), total = T(0);
 #pragma unroll
@@ -147,7 +156,7 @@ __device__ ThreadPrefixes<T> scan_tile_registers(const TileItems<T>& v, T* warp_
   return p;
   // END SOLUTION
   // STUB: // TODO: per chunk, each lane sums its 4 items, a warp scan of the 32 lane sums (warp_inclusive_scan); the chunk totals
-  // STUB: // chained; the 8 warp totals through warp_totals (one barrier). Fill chunk_start and total.
+  // STUB: // chained; the tile_warps warp totals through warp_totals (one barrier). Fill chunk_start and total.
   // STUB: return ThreadPrefixes<T>{};
 }
 
