@@ -19,8 +19,8 @@
 //   managed_faults_*    cudaMallocManaged, pages start on the host; GPU page faults move them
 //   managed_prefetch_*  the inputs' pages moved by cudaMemPrefetchAsync before the kernels,
 //                       the output's dead pages discarded onto the GPU, the result prefetched back
-//   managed_advised_*   prefetch + cudaMemAdvise: read-mostly inputs, the output kept
-//                       on the host and mapped for the GPU
+//   managed_advised_*   prefetch + cudaMemAdvise: the output kept on the host and mapped
+//                       for the GPU (its way home costs nothing); inputs prefetched
 //   zero_copy_*         mapped pinned host memory, read and written in place over PCIe
 //
 // Run: make run LAB=23     (n = 2^26: three 256 MB vectors; an 8192² grid, 10 steps)
@@ -274,7 +274,8 @@ void fill_nan(std::span<float> to) {
 // the host. Untimed, but done before every run of a managed row (about 50: the
 // timer stops at its 2 s budget), so its cost is most of the row's wall time.
 // Session 4's default run passed its 150 s limit on it (README):
-//   - read-mostly inputs (managed_advised_*). A timed run leaves a read-only
+//   - read-mostly inputs (session 4's managed_advised_*, exercise 2 of the
+//     README). A timed run leaves a read-only
 //     copy of each input on the GPU, and a prefetch to the host keeps it (the
 //     host's copy is valid too). The host's writes then invalidated the GPU's
 //     copy page by page: one CPU fault per 4 KB page, 65 536 per 256 MB input.
@@ -573,7 +574,7 @@ int main(int argc, char** argv) {
   const char* const how[] = {"pinned buffers, cudaMemcpyAsync in and out",
                              "cudaMallocManaged; GPU page faults move the pages",
                              "cudaMallocManaged; cudaMemPrefetchAsync moves the inputs in bulk, the output discarded onto the GPU",
-                             "prefetch + advice: read-mostly inputs, output kept on the host and mapped",
+                             "prefetch + advice: the output kept on the host and mapped for the GPU",
                              "mapped pinned host memory, read and written in place over PCIe"};
   for (const auto& [suffix, name] : computations)
     for (std::size_t i = 0; i < std::size(strategies); ++i)
@@ -622,7 +623,7 @@ int main(int argc, char** argv) {
     s.note(std::string("before each managed run, untimed: the inputs' old pages ") +
            (um::can_discard_to_host() ? "discarded onto the host (no bytes moved)"
                                       : "prefetched home (this driver cannot discard them onto the host)") +
-           ", then rewritten by the host; managed_advised_*'s read-mostly copies collapsed first "
+           ", then rewritten by the host; read-mostly copies (exercise 2) collapsed first "
            "(cudaMemAdviseUnsetReadMostly) and the advice applied again after");
 
     for (const auto& point : s.points()) {

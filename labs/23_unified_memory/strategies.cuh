@@ -18,10 +18,10 @@
 //                   cudaMemPrefetchAsync before the kernels, the output's dead
 //                   pages discarded onto the GPU (CUDA 13: no bytes move), the
 //                   result prefetched back after: the bytes explicit moves
-//   managed_advised prefetch plus advice: inputs read-mostly (the GPU gets a
-//                   read-only copy, the host's stays valid), the output's preferred
-//                   location the host and mapped for the GPU (it writes straight
-//                   into host memory: no output pages to move either way)
+//   managed_advised prefetch plus advice: the inputs prefetched as above, the
+//                   output's preferred location the host and mapped for the GPU
+//                   (it writes straight into host memory: no output pages to
+//                   move either way)
 //   zero_copy       mapped pinned host memory: kernels read and write it in place
 //                   over PCIe, no copies at all, but every access crosses the bus
 #include <cstddef>
@@ -64,15 +64,30 @@ inline void add_managed_prefetch(const float* a, const float* b, float* c, std::
 }
 
 // Once, after allocation: advice is a property of the memory, not of a run.
+//
+// Only the output is advised. Its way home is what makes managed_prefetch slow:
+// a prefetch of 256 MiB to the host takes 17.4 ms (15 GB/s), and discarding the
+// same pages onto the host, which moves no bytes at all, takes as long (17.7 ms):
+// the cost is the host's page work (finding, zeroing and mapping fresh pages),
+// not the copy (results/h100/runs/20261123-s5-call2/probe23.txt). With its
+// preferred location the host and mapped for the GPU, c's pages never leave
+// the host: the kernel's stores cross PCIe at 52 GB/s as it runs, what a
+// pinned copy gets (54.9 GB/s).
+//
+// The inputs get no advice. cudaMemAdviseSetReadMostly would make the GPU's copy
+// a read-only duplicate and keep the host's valid — worth it for data both
+// sides read again and again, but a and b are read once, and making the
+// duplicate costs 6.21 ms per 256 MiB input instead of 5.61 for a plain
+// prefetch (the host's pages are write-protected too). Measured on the H100:
+// 1.16x explicit with it, 1.08x without (calls 2 and 3 of session 5; exercise 2).
 inline void advise_add(const float* a, const float* b, const float* c, std::int64_t n, int device) {
-  um::advise(a, float_bytes(n), cudaMemAdviseSetReadMostly, um::gpu(device));
-  um::advise(b, float_bytes(n), cudaMemAdviseSetReadMostly, um::gpu(device));
+  (void)a, (void)b;
   um::advise(c, float_bytes(n), cudaMemAdviseSetPreferredLocation, um::host());
   um::advise(c, float_bytes(n), cudaMemAdviseSetAccessedBy, um::gpu(device));
 }
 
-// The inputs' read-only copies come over in bulk; c stays in host memory and the
-// kernel's stores cross PCIe as they happen, overlapping the kernel's reads.
+// The inputs come over in bulk; c stays in host memory and the kernel's stores
+// cross PCIe as they happen, overlapping the kernel's reads.
 inline void add_managed_advised(const float* a, const float* b, float* c, std::int64_t n, int device,
                                 cudaStream_t stream) {
   um::prefetch(a, float_bytes(n), um::gpu(device), stream);
@@ -111,9 +126,11 @@ inline void stencil_managed_prefetch(const float* in, float* scratch0, float* sc
   um::prefetch(out, float_bytes(nx * ny), um::host(), stream);
 }
 
+// As advise_add: the result mapped from the host, no read-mostly copy of the
+// input (only the first step reads it). The scratch grids live on the GPU.
 inline void advise_stencil(const float* in, const float* scratch0, const float* scratch1, const float* out,
                            std::int64_t nx, std::int64_t ny, int device) {
-  um::advise(in, float_bytes(nx * ny), cudaMemAdviseSetReadMostly, um::gpu(device));
+  (void)in;
   um::advise(scratch0, float_bytes(nx * ny), cudaMemAdviseSetPreferredLocation, um::gpu(device));
   um::advise(scratch1, float_bytes(nx * ny), cudaMemAdviseSetPreferredLocation, um::gpu(device));
   um::advise(out, float_bytes(nx * ny), cudaMemAdviseSetPreferredLocation, um::host());
