@@ -190,6 +190,19 @@ class Submission(unittest.TestCase):
             self.assertEqual(ignored, ["main.cu", "notes.txt"])
             self.assertEqual(sorted(p.name for p in (dest / "01_vector_add").iterdir()), ["vector_add.cuh"])
 
+    def test_a_lab_without_student_files_is_the_courses_own_build(self):
+        # Lab 19 has no student files: a submission's copy of it is not an error
+        # (it zeroed the lab in every submission), nothing of it is taken, and its
+        # files are named as ignored.
+        with tempfile.TemporaryDirectory() as tmp:
+            folder, dest = Path(tmp) / "19_driver_api", Path(tmp) / "student"
+            folder.mkdir()
+            (folder / "driver.cpp").write_text("// a replaced host file: must be ignored")
+            error, ignored = grade.take_student_files(folder, {"student_files": []}, dest)
+            self.assertIsNone(error)
+            self.assertEqual(ignored, ["driver.cpp"])
+            self.assertFalse((dest / "19_driver_api").exists())
+
     def test_a_missing_student_file_is_an_error_not_the_course_copy(self):
         cfg = {"student_files": ["reduction.cuh", "reduction_driver.cuh"]}
         with tempfile.TemporaryDirectory() as tmp:
