@@ -60,7 +60,12 @@ class Records:
         counts = {}
         for r in latest.values():
             counts.setdefault(r["lab"], collections.Counter())[flags(r)] += 1
-        self.all = [r for r in latest.values() if flags(r) == counts[r["lab"]].most_common(1)[0][0]]
+        # On a tie (lab 31: as many --causal records as not) the run with fewer
+        # toggles on is the main one: a toggle is an option, "0" its default.
+        def main_flags(lab):
+            return max(counts[lab].items(), key=lambda kv: (kv[1], sum(v == "0" for _, v in kv[0])))[0]
+        main = {lab: main_flags(lab) for lab in counts}
+        self.all = [r for r in latest.values() if flags(r) == main[r["lab"]]]
         self.gpu = next((r["gpu"] for r in self.all if r.get("gpu")), "unknown GPU")
         # The records of that GPU (the first file's: results/h100/): the roofline and
         # the default copy bandwidth. Lab 32's records (results/h200x2/) are another GPU's.
@@ -667,18 +672,26 @@ def tensor_core_ladder(d, tmp):
             "blas_note": f"{main} (the library, same run) = 1x"}
 
 
+# PyTorch's kernels beside lab 31 (tools/torch_attention.py, records of lab "torch_attention").
+TORCH_BESIDE_31 = [("PyTorch cuDNN", "torch_cudnn_fp16"), ("PyTorch FlashAttention-2", "torch_flash_fp16")]
+
+
 def flash_attention_hopper(d, tmp):
-    """Lab 31: TFLOP/s of each FP16 step, lab 16's flash_mma baseline first, per
-    shape (batch x heads x N, d), in the same run."""
+    """Lab 31: TFLOP/s of each FP16 step, lab 16's flash2 baseline first, per shape
+    (batch x heads x N, d), and PyTorch's cuDNN and FlashAttention-2 kernels on the
+    same shapes where tools/torch_attention.py recorded them (see the records' git:
+    the course ran both in one GPU call)."""
     recs = [r for r in d.lab("31_flash_attention_hopper") if r["variant"].endswith("_fp16") and r.get("gflops")]
     if not recs:
         raise Skip("no FP16 records of lab 31")
     shapes = sorted({size_key(r) for r in recs}, key=lambda s: (dict(s)["dim"], dict(s)["seq"]))
-    tflops = {(size_key(r), r["variant"]): r["gflops"] / 1000 for r in recs}
+    torch = [r for r in d.all if r["lab"] == "torch_attention" and r.get("gflops") and size_key(r) in shapes]
+    tflops = {(size_key(r), r["variant"]): r["gflops"] / 1000 for r in recs + torch}
     one = dict(shapes[0])
+    series = [(v.removesuffix("_fp16") + (" (lab 16's flash2: the baseline)" if v.startswith("fa2") else ""), v)
+              for v in variants_in_order(recs)] + TORCH_BESIDE_31
     return grouped_bars(tmp, [(f"N {dict(k)['seq']}; d {dict(k)['dim']}", k) for k in shapes],
-                        [(v.removesuffix("_fp16") + (" (lab 16's flash_mma: the baseline)" if v.startswith("fa2") else ""), v)
-                         for v in variants_in_order(recs)], lambda k, v: tflops.get((k, v)),
+                        series, lambda k, v: tflops.get((k, v)),
                         plot_title=f"FlashAttention on Hopper (lab 31): FP16 TFLOP/s, {one['batch']} x {one['heads']} heads, "
                                    f"not causal, {d.gpu}",
                         y_label="TFLOP/s (4·N²·d per head)")
