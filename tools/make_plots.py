@@ -447,6 +447,40 @@ def size_key(r):
 
 # ---- one function per plot (wave 2) --------------------------------------------------------
 
+def driver_api_costs(d, tmp):
+    """Lab 19: what the driver API's one-time and per-launch costs are, in µs on a log
+    scale: loading a module from PTX (the driver compiles it), from a cubin and from a
+    fatbin, and one launch through the runtime and through the driver API."""
+    recs = {r["variant"]: r for r in d.lab("19_driver_api")}
+    bars = [("load PTX", "load_ptx", 1), ("load cubin", "load_cubin", 1), ("load fatbin", "load_fatbin", 1)]
+    bars += [(f"{api} launch", v, recs[v]["size"].get("launches", 1) if v in recs else 1)
+             for api, v in (("runtime", "runtime_launches"), ("driver", "driver_launches"))]
+    us = {v: 1000 * recs[v]["median_ms"] / per for _, v, per in bars if v in recs}
+    if not us:
+        raise Skip("no module-load or launch records")
+    return grouped_bars(tmp, [(title, v) for title, v, _ in bars], [("median µs", "us")],
+                        lambda v, _: us.get(v), logy=1, valuefmt="%.3g",
+                        plot_title=f"Driver API (lab 19): loading a module (PTX is compiled by the driver) and one launch, {d.gpu}",
+                        y_label="µs, log scale (median)")
+
+
+def nvrtc_jit_bandwidth(d, tmp):
+    """Lab 20: GB/s of the softmax compiled ahead of time for any size, compiled at run
+    time (NVRTC) with the size as a constant, and lab 12's register kernel, per shape,
+    against the copy bandwidth measured in the same run."""
+    recs = [r for r in d.lab("20_nvrtc_jit") if r.get("gbps") and {"rows", "cols"} <= set(r["size"])]
+    if not recs:
+        raise Skip("no softmax records with rows and cols")
+    shapes = sorted({size_key(r) for r in recs}, key=lambda s: (dict(s)["cols"], dict(s)["rows"]))
+    gbps = {(size_key(r), r["variant"]): r["gbps"] for r in recs}
+    titles = {"aot_generic": "ahead of time for any size (the baseline)", "jit_generic": "NVRTC: the same source",
+              "jit_specialised": "NVRTC: sizes as constants", "aot_lab12_registers": "lab 12's register kernel (ahead of time)"}
+    return grouped_bars(tmp, [(f"{dict(k)['rows']} x {dict(k)['cols']}", k) for k in shapes],
+                        [(titles.get(v, v), v) for v in variants_in_order(recs)], lambda k, v: gbps.get((k, v)),
+                        plot_title=f"Run-time compilation (lab 20): softmax GB/s per shape (rows x cols), {d.gpu}",
+                        y_label="GB/s (bytes read and written / median time)", **copy_line(d, recs))
+
+
 def transpose_bandwidth(d, tmp):
     """Lab 21: GB/s of every transpose and of cublasSgeam at each size, under the copy."""
     recs = d.lab("21_transpose")
@@ -759,6 +793,8 @@ PLOTS = [
     ("streams_timeline", "streams_timeline.gp", "08", None),
     ("softmax_bandwidth", "softmax_bandwidth.gp", "12", softmax_bandwidth),
     ("attention_time", "attention_time.gp", "15 16", attention_time),
+    ("driver_api_costs", "grouped_bars.gp", "19", driver_api_costs),
+    ("nvrtc_jit_bandwidth", "grouped_bars.gp", "20", nvrtc_jit_bandwidth),
     ("transpose_bandwidth", "grouped_bars.gp", "21", transpose_bandwidth),
     ("stencil_pct_of_copy", "grouped_bars.gp", "22", stencil_pct_of_copy),
     ("unified_memory_strategies", "grouped_bars.gp", "23", unified_memory_strategies),

@@ -129,6 +129,17 @@ def wave2_records():
                        ("naive_3d", {"nx": 511, "ny": 512, "nz": 513}, 0.55), ("blocked_2_5d", {"nx": 511, "ny": 512, "nz": 513}, 0.5),
                        ("registers_3d", {"nx": 511, "ny": 512, "nz": 513}, 0.88)):
         out.append(by_bandwidth("22_stencil", v, size, 8.0 * size["nx"] * size["ny"] * size["nz"], 0, COPY * f, **copy))
+    # Lab 19: module loads (ms per load) and 1000 launches (ms for all of them).
+    for v, size, ms in (("load_ptx", {"image_bytes": 7000}, 14.0), ("load_cubin", {"image_bytes": 15000}, 0.03),
+                        ("load_fatbin", {"image_bytes": 17000}, 0.03), ("runtime_launches", {"launches": 1000}, 3.6),
+                        ("driver_launches", {"launches": 1000}, 3.3)):
+        out.append(record("19_driver_api", v, size, ms, 0, 0))
+    # Lab 20: the softmax ahead of time and through NVRTC, two shapes (one not a multiple of 32).
+    for rows, cols in ((4096, 4096), (8192, 1000)):
+        size, nbytes = {"cols": cols, "rows": rows}, 8.0 * rows * cols
+        aot = by_bandwidth("20_nvrtc_jit", "aot_generic", size, nbytes, 0, COPY * 0.7, **copy)
+        out += [aot] + [by_bandwidth("20_nvrtc_jit", v, size, nbytes, 0, COPY * f, baseline=aot, **copy)
+                        for v, f in (("jit_generic", 0.69), ("jit_specialised", 0.88), ("aot_lab12_registers", 0.87))]
     size = {"n": 1 << 26, "nx": 8192, "ny": 8192}
     for op, nbytes in (("add", 12.0 * 2**26), ("stencil", 8.0 * 2**26)):
         out += [by_bandwidth("23_unified_memory", f"{v}_{op}", size, nbytes, 0, g)
@@ -188,7 +199,7 @@ def wave2_records():
                              COPY * (0.85 + 0.01 * per_sm), ceiling="d2d_copy_gbps", ceiling_value=COPY)
             r["extra"] = {"block": block, "blocks_per_sm": per_sm, "grid": 132 * (per_sm or 2048 // block)}
             out.append(r)
-    # Lab 31: the FP16 steps at two shapes, lab 16's flash_mma (fa2_fp16) the baseline.
+    # Lab 31: the FP16 steps at two shapes, lab 16's flash2 (fa2_fp16) the baseline.
     for seq, dim in ((4096, 64), (4096, 128)):
         size, fl = {"batch": 4, "dim": dim, "heads": 16, "seq": seq}, 4.0 * seq * seq * dim * 64
         base = record("31_flash_attention_hopper", "fa2_fp16", size, fl / 280e9, 8.0 * seq * dim * 64, fl)
