@@ -40,22 +40,31 @@
 #include "gemm_tile.cuh"
 
 namespace cp_async_step {
-inline constexpr int tile_m = 128, tile_n = 256;
 inline constexpr int row_bytes = 128;  // of k per row per slice: 64 FP16/BF16 elements, 4 k-steps of 32 bytes
 inline constexpr int k_steps = row_bytes / 32;
 inline constexpr int chunks_per_row = row_bytes / 16;
-inline constexpr int stages = 3;
-inline constexpr int threads = 256;  // 8 warps, 2×4, each 64×64 of C
-inline constexpr int stage_bytes = (tile_m + tile_n) * row_bytes;  // 48 KB
-inline constexpr int smem_bytes = stages * stage_bytes;            // 144 KB
-inline constexpr int a_loads = tile_m * chunks_per_row / threads;  // 16-byte chunks per thread per slice
-inline constexpr int loads = (tile_m + tile_n) * chunks_per_row / threads;
-static_assert(tile_m * chunks_per_row % threads == 0 && loads * threads == (tile_m + tile_n) * chunks_per_row,
-              "every thread copies the same number of 16-byte chunks of A and of B");
-static_assert(threads % chunks_per_row == 0, "a thread copies the same chunk of every row it copies");
 static_assert(chunks_per_row == 8, "the XOR below spreads 8 rows of 8 chunks over the 8 bank groups");
 static_assert(k_steps >= 2 && k_steps % 2 == 0,
               "a slice's last k-step uses fragment buffer 1 while the next slice's first loads into buffer 0");
+
+// The block's warps (gemm_tile.cuh's WarpGrid), the stages, and what follows.
+// BlocksPerSM: for __launch_bounds__, which divides the registers by it.
+template <typename Grid, int Stages, bool DoubleFragments = true, int BlocksPerSM = 1>
+struct Config : Grid {
+  static constexpr int blocks_per_sm = BlocksPerSM;
+  static constexpr int stages = Stages;
+  static constexpr bool double_fragments = DoubleFragments;
+  static constexpr int stage_bytes = (Grid::tile_m + Grid::tile_n) * row_bytes;
+  static constexpr int smem_bytes = stages * stage_bytes;
+  static constexpr int a_loads = Grid::tile_m * chunks_per_row / Grid::threads;  // 16-byte chunks per thread per slice
+  static constexpr int loads = (Grid::tile_m + Grid::tile_n) * chunks_per_row / Grid::threads;
+  static_assert(Grid::tile_m * chunks_per_row % Grid::threads == 0 &&
+                    loads * Grid::threads == (Grid::tile_m + Grid::tile_n) * chunks_per_row,
+                "every thread copies the same number of 16-byte chunks of A and of B");
+  static_assert(Grid::threads % chunks_per_row == 0, "a thread copies the same chunk of every row it copies");
+};
+// 8 warps (2×4) of 64×64, a 128×256 tile, 3 stages.
+using Default = Config<WarpGrid<2, 4, 4, 4>, 3>;
 
 // Byte offset of chunk `unit` of row `row` in a stage: chunk unit XOR (row mod 8).
 struct SwizzledRows {
@@ -63,35 +72,36 @@ struct SwizzledRows {
 };
 }  // namespace cp_async_step
 
-template <typename T>
-__global__ void __launch_bounds__(cp_async_step::threads, 1)
+template <typename T, typename S = cp_async_step::Default>
+__global__ void __launch_bounds__(S::threads, S::blocks_per_sm)
     gemm_cp_async_kernel(const T* __restrict__ a, const T* __restrict__ b, float* __restrict__ c, int m, int n, int k,
                          bool a_aligned, bool b_aligned) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   // BEGIN SOLUTION cp_async_pipeline
   using namespace cp_async_step;
+  constexpr int stages = S::stages, tile_m = S::tile_m, tile_n = S::tile_n;
   constexpr int slice_k = row_bytes / static_cast<int>(sizeof(T));
   extern __shared__ uint4 smem_u4[];  // uint4: 16-byte alignment for cp.async and ldmatrix
   unsigned char* smem = reinterpret_cast<unsigned char*>(smem_u4);
 
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32;
-  const int warp_row = 64 * (warp / 4), warp_col = 64 * (warp % 4);
+  const int warp_row = S::row_of(warp), warp_col = S::col_of(warp);
   const TileCoord tile = tile_of_block(static_cast<int>(blockIdx.x), cudalabs::ceil_div(m, tile_m),
                                        cudalabs::ceil_div(n, tile_n), tile_m, tile_n);
   const int slices = cudalabs::ceil_div(k, slice_k);
-  // This thread copies chunk `part` of rows first_row, first_row + 32, ... of
-  // the stage (A's 128 rows, then B's 256).
+  // This thread copies chunk `part` of rows first_row, first_row + row_step,
+  // ... of the stage (A's tile_m rows, then B's tile_n).
   const int part = tid % chunks_per_row, first_row = tid / chunks_per_row;
-  constexpr int row_step = threads / chunks_per_row;
+  constexpr int row_step = S::threads / chunks_per_row;
 
-  auto stage = [&](int slice) { return smem + (slice % stages) * stage_bytes; };
+  auto stage = [&](int slice) { return smem + (slice % stages) * S::stage_bytes; };
   // Issues the copies of slice s into its stage; no wait.
   auto load_slice = [&](int s) {
     unsigned char* dst = stage(s);
     const int col = s * slice_k + part * chunk_elements<T>;
 #pragma unroll
-    for (int i = 0; i < loads; ++i) {
-      const bool in_a = i < a_loads;
+    for (int i = 0; i < S::loads; ++i) {
+      const bool in_a = i < S::a_loads;
       const int row = first_row + row_step * i;  // of the stage
       const T* matrix = in_a ? a : b;
       const int rows = in_a ? m : n, global_row = in_a ? tile.row0 + row : tile.col0 + row - tile_m;
@@ -105,7 +115,8 @@ __global__ void __launch_bounds__(cp_async_step::threads, 1)
       }
     }
   };
-  auto load = [&](WarpFragments& f, int slice, int step) {
+  using Fragments = typename S::Fragments;
+  auto load = [&](Fragments& f, int slice, int step) {
     const unsigned char* as = stage(slice);
     load_fragments<T>(f, as, as + tile_m * row_bytes, warp_row, warp_col, 2 * step, SwizzledRows{});
   };
@@ -121,9 +132,9 @@ __global__ void __launch_bounds__(cp_async_step::threads, 1)
   cudalabs::ptx::cp_async_wait<stages - 2>();  // slice 0 has landed (this thread's copies)
   __syncthreads();                             // ... everyone's
 
-  float acc[4][8][4] = {};
-  WarpFragments frag[2];
-  load(frag[0], 0, 0);
+  typename S::Accumulators acc = {};
+  Fragments frag[S::double_fragments ? 2 : 1];
+  if constexpr (S::double_fragments) load(frag[0], 0, 0);
   for (int s = 0; s < slices; ++s) {
 #pragma unroll
     for (int step = 0; step < k_steps; ++step) {
@@ -133,14 +144,23 @@ __global__ void __launch_bounds__(cp_async_step::threads, 1)
         if (s + stages - 1 < slices) load_slice(s + stages - 1);
         cudalabs::ptx::cp_async_commit();
       }
-      if (step + 1 < k_steps) {
-        load(frag[(step + 1) % 2], s, step + 1);
+      if constexpr (S::double_fragments) {
+        if (step + 1 < k_steps) {
+          load(frag[(step + 1) % 2], s, step + 1);
+        } else {
+          cudalabs::ptx::cp_async_wait<stages - 2>();  // slice s+1 has landed (this thread's copies) ...
+          __syncthreads();  // ... and everyone's; and every warp is done loading from slice s's stage
+          if (s + 1 < slices) load(frag[(step + 1) % 2], s + 1, 0);
+        }
+        mma_fragments<T>(acc, frag[step % 2]);
       } else {
-        cudalabs::ptx::cp_async_wait<stages - 2>();  // slice s+1 has landed (this thread's copies) ...
-        __syncthreads();  // ... and everyone's; and every warp is done loading from slice s's stage
-        if (s + 1 < slices) load(frag[(step + 1) % 2], s + 1, 0);
+        load(frag[0], s, step);
+        mma_fragments<T>(acc, frag[0]);
+        if (step + 1 == k_steps) {
+          cudalabs::ptx::cp_async_wait<stages - 2>();
+          __syncthreads();
+        }
       }
-      mma_fragments<T>(acc, frag[step % 2]);
     }
   }
   cudalabs::ptx::cp_async_wait<0>();  // no copy may outlive the block (they are all empty by now)
@@ -154,17 +174,16 @@ __global__ void __launch_bounds__(cp_async_step::threads, 1)
 #endif
 }
 
-template <typename T>
+template <typename T, typename S = cp_async_step::Default>
 void gemm_cp_async_prepare() {
-  opt_in_shared_memory_once<gemm_cp_async_kernel<T>, cp_async_step::smem_bytes>();
+  opt_in_shared_memory_once<gemm_cp_async_kernel<T, S>, S::smem_bytes>();
 }
 
-template <typename T>
+template <typename T, typename S = cp_async_step::Default>
 void gemm_cp_async_pipeline(const T* a, const T* b, float* c, int m, int n, int k, cudaStream_t stream) {
   // BEGIN SOLUTION cp_async_pipeline
-  using namespace cp_async_step;
-  gemm_cp_async_prepare<T>();
-  gemm_cp_async_kernel<T><<<tile_grid(m, n, tile_m, tile_n), threads, smem_bytes, stream>>>(
+  gemm_cp_async_prepare<T, S>();
+  gemm_cp_async_kernel<T, S><<<tile_grid(m, n, S::tile_m, S::tile_n), S::threads, S::smem_bytes, stream>>>(
       a, b, c, m, n, k, rows_are_16_byte_aligned(a, k), rows_are_16_byte_aligned(b, k));
   CUDALABS_CHECK_LAUNCH("gemm_cp_async_kernel");
   // END SOLUTION

@@ -1,9 +1,9 @@
 #pragma once
 // What every step of lab 30 shares: the order in which blocks take their
 // output tiles, the guarded 16-byte loads of the edge tiles, and the guarded
-// store of an mma accumulator; for steps 2 and 3, a warp's 64×64 tile on
-// mma.sync (fragments, their loads, their 32 mma). One copy here, included by
-// each step's file.
+// store of an mma accumulator; for steps 2 and 3, a warp's tile on mma.sync
+// (fragments, their loads, their mma). One copy here, included by each
+// step's file.
 //
 // The product: C[m×n] = A[m×k] · Bᵀ, with A stored [m×k] and B stored [n×k],
 // both row-major — both operands K-major, the layout of a linear layer
@@ -116,23 +116,38 @@ void opt_in_shared_memory_once() {
   (void)opted_in;
 }
 
-// ---- A warp's 64×64 share of C on mma.sync (steps 2 and 3) -----------------
+// ---- A warp's share of C on mma.sync (steps 2 and 3) ----------------------
 //
-// 4 × 8 accumulators of 16×8 (128 FP32 per thread). Per k-step (32 bytes of
-// k: 16 FP16/BF16 elements, 8 TF32) the warp loads 4 A fragments (16 rows ×
-// 32 bytes each, one ldmatrix.x4) and 4 pairs of B fragments (two 8-column
-// blocks × 32 bytes, one ldmatrix.x4), then issues 32 mma: 8 × 512 bytes of
-// shared memory for 32 × 4096 FLOP, 128 bytes per mma. (A 64×32 warp tile
-// would need 192 bytes per mma: at mma.sync's rate on an H100 SM, about one
-// mma per 1.5 clocks, and 128 bytes per clock of shared memory, that is more
-// than the shared memory can deliver — the reason for the 64×64 tile.)
+// A warp owns (16·MI) × (16·NJ) of C: MI × 2NJ accumulators of 16×8. Per
+// k-step (32 bytes of k: 16 FP16/BF16 elements, 8 TF32) it loads MI A
+// fragments (16 rows × 32 bytes each, one ldmatrix.x4) and NJ pairs of B
+// fragments (two 8-column blocks × 32 bytes, one ldmatrix.x4), then issues
+// 2·MI·NJ mma. Shared-memory bytes per mma: 512·(MI + NJ) / (2·MI·NJ) — 128
+// for a 64×64 warp tile (MI = NJ = 4: 128 accumulators per thread), 192 for
+// 64×32 or 32×64 (64 accumulators). The bigger tile asks less of shared
+// memory (about 128 bytes per clock per SM) but takes twice the registers,
+// so it allows half the warps per SM.
 //
 // Where the rows lie in shared memory is the step's business: `Layout` maps
 // (operand row, 16-byte unit of the row) to a byte offset — padded rows in
 // step 2, XOR-swizzled rows in step 3.
+template <int MI, int NJ>
 struct WarpFragments {
-  std::uint32_t a[4][4];  // [16-row block i] a0..a3
-  std::uint32_t b[4][4];  // [pair j] b0, b1 of 8-column block 2j, then b0, b1 of block 2j + 1
+  std::uint32_t a[MI][4];  // [16-row block i] a0..a3
+  std::uint32_t b[NJ][4];  // [pair j] b0, b1 of 8-column block 2j, then b0, b1 of block 2j + 1
+};
+
+// A block of WarpsM × WarpsN warps, each (16·MI) × (16·NJ) of C.
+template <int WarpsM, int WarpsN, int MI, int NJ>
+struct WarpGrid {
+  static constexpr int warp_rows = 16 * MI, warp_cols = 16 * NJ;
+  static constexpr int tile_m = WarpsM * warp_rows, tile_n = WarpsN * warp_cols;
+  static constexpr int threads = 32 * WarpsM * WarpsN;
+  using Fragments = WarpFragments<MI, NJ>;
+  using Accumulators = float[MI][2 * NJ][4];
+  // The first row and column of warp `warp`'s share of the block's tile.
+  __device__ static int row_of(int warp) { return warp_rows * (warp / WarpsN); }
+  __device__ static int col_of(int warp) { return warp_cols * (warp % WarpsN); }
 };
 
 // One tensor-core step over 32 bytes of k: c[16×8] += a[16×32 B] · b[32 B×8].
@@ -142,48 +157,59 @@ __device__ inline void mma_32_bytes_of_k(float (&c)[4], const std::uint32_t (&a)
                                          std::uint32_t b1) {
   cudalabs::ptx::mma_16x8x16<T>(c, a, b0, b1);
 }
-// What a fragment needs between ldmatrix and mma: nothing for 16-bit inputs;
-// tf32_mma.cuh rounds FP32 to TF32 here, once per load rather than per mma.
+// What a fragment register needs between ldmatrix and mma: nothing for
+// 16-bit inputs; tf32_mma.cuh rounds FP32 to TF32 here, once per load rather
+// than per mma.
 template <typename T>
-__device__ inline void prepare_fragments(WarpFragments&) {}
+__device__ inline std::uint32_t prepare_register(std::uint32_t bits) {
+  return bits;
+}
 
 // The fragments of the k-step whose 32 bytes start at 16-byte unit `unit0` of
 // each row, for the warp whose tile starts at row `warp_row` of the A tile and
 // row `warp_col` of the B tile (B's rows are C's columns).
-template <typename T, typename Layout>
-__device__ inline void load_fragments(WarpFragments& f, const unsigned char* a_tile, const unsigned char* b_tile,
-                                      int warp_row, int warp_col, int unit0, Layout layout) {
+template <typename T, int MI, int NJ, typename Layout>
+__device__ inline void load_fragments(WarpFragments<MI, NJ>& f, const unsigned char* a_tile,
+                                      const unsigned char* b_tile, int warp_row, int warp_col, int unit0,
+                                      Layout layout) {
   using cudalabs::ptx::ldmatrix_x4;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   // A: lanes 0-7 address rows 0-7 bytes 0-15 (a0), 8-15 rows 8-15 (a1), 16-23
   // rows 0-7 bytes 16-31 (a2), 24-31 rows 8-15 bytes 16-31 (a3).
 #pragma unroll
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < MI; ++i)
     ldmatrix_x4(f.a[i], a_tile + layout(warp_row + 16 * i + (lane & 7) + 8 * ((lane >> 3) & 1), unit0 + (lane >> 4)));
   // B: matrices (bytes 0-15 | 16-31) × (columns 0-7 | 8-15 of the pair).
 #pragma unroll
-  for (int j = 0; j < 4; ++j)
+  for (int j = 0; j < NJ; ++j)
     ldmatrix_x4(f.b[j], b_tile + layout(warp_col + 16 * j + (lane & 7) + 8 * (lane >> 4), unit0 + ((lane >> 3) & 1)));
-  prepare_fragments<T>(f);
+#pragma unroll
+  for (int i = 0; i < (MI > NJ ? MI : NJ); ++i)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      if (i < MI) f.a[i][r] = prepare_register<T>(f.a[i][r]);
+      if (i < NJ) f.b[i][r] = prepare_register<T>(f.b[i][r]);
+    }
 }
 
-// The 32 mma of one k-step.
-template <typename T>
-__device__ inline void mma_fragments(float (&acc)[4][8][4], const WarpFragments& f) {
+// The 2·MI·NJ mma of one k-step.
+template <typename T, int MI, int NJ>
+__device__ inline void mma_fragments(float (&acc)[MI][2 * NJ][4], const WarpFragments<MI, NJ>& f) {
 #pragma unroll
-  for (int j = 0; j < 4; ++j)
+  for (int j = 0; j < NJ; ++j)
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < MI; ++i) {
       mma_32_bytes_of_k<T>(acc[i][2 * j], f.a[i], f.b[j][0], f.b[j][1]);
       mma_32_bytes_of_k<T>(acc[i][2 * j + 1], f.a[i], f.b[j][2], f.b[j][3]);
     }
 }
 
-// The warp's 64×64 of C, whose top-left element is C[row0][col0], guarded.
+// The warp's share of C, whose top-left element is C[row0][col0], guarded.
+template <int MI, int NJ2>
 __device__ inline void store_warp_tile(float* __restrict__ c, int m, int n, int row0, int col0,
-                                       const float (&acc)[4][8][4]) {
+                                       const float (&acc)[MI][NJ2][4]) {
 #pragma unroll
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < MI; ++i)
 #pragma unroll
-    for (int j = 0; j < 8; ++j) store_accumulator_16x8(c, m, n, row0 + 16 * i, col0 + 8 * j, acc[i][j]);
+    for (int j = 0; j < NJ2; ++j) store_accumulator_16x8(c, m, n, row0 + 16 * i, col0 + 8 * j, acc[i][j]);
 }

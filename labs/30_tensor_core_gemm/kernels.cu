@@ -26,19 +26,21 @@ cudalabs::KernelResources wmma_resources(bool bf16) {
               : resources_of(gemm_wmma_kernel<__half>, wmma_step::threads);
 }
 cudalabs::KernelResources mma_ldmatrix_resources(bool bf16) {
-  using namespace mma_ldmatrix_step;
+  using S = mma_ldmatrix_step::Default;
   bf16 ? gemm_mma_ldmatrix_prepare<__nv_bfloat16>() : gemm_mma_ldmatrix_prepare<__half>();
-  return bf16 ? resources_of(gemm_mma_ldmatrix_kernel<__nv_bfloat16>, threads, smem_bytes)
-              : resources_of(gemm_mma_ldmatrix_kernel<__half>, threads, smem_bytes);
+  return bf16 ? resources_of(gemm_mma_ldmatrix_kernel<__nv_bfloat16>, S::threads, S::smem_bytes)
+              : resources_of(gemm_mma_ldmatrix_kernel<__half>, S::threads, S::smem_bytes);
 }
 cudalabs::KernelResources cp_async_pipeline_resources(bool bf16) {
   bf16 ? gemm_cp_async_prepare<__nv_bfloat16>() : gemm_cp_async_prepare<__half>();
-  return bf16 ? resources_of(gemm_cp_async_kernel<__nv_bfloat16>, cp_async_step::threads, cp_async_step::smem_bytes)
-              : resources_of(gemm_cp_async_kernel<__half>, cp_async_step::threads, cp_async_step::smem_bytes);
+  using S = cp_async_step::Default;
+  return bf16 ? resources_of(gemm_cp_async_kernel<__nv_bfloat16>, S::threads, S::smem_bytes)
+              : resources_of(gemm_cp_async_kernel<__half>, S::threads, S::smem_bytes);
 }
 cudalabs::KernelResources tf32_mma_resources() {
   gemm_mma_ldmatrix_prepare<float>();
-  return resources_of(gemm_mma_ldmatrix_kernel<float>, mma_ldmatrix_step::threads, mma_ldmatrix_step::smem_bytes);
+  using S = mma_ldmatrix_step::Default;
+  return resources_of(gemm_mma_ldmatrix_kernel<float>, S::threads, S::smem_bytes);
 }
 
 }  // namespace lab30

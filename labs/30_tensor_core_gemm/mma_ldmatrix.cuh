@@ -46,20 +46,29 @@
 #include "gemm_tile.cuh"
 
 namespace mma_ldmatrix_step {
-inline constexpr int tile_m = 128, tile_n = 256;
 inline constexpr int slice_bytes = 64;              // of k per row per slice: two 32-byte k-steps
 inline constexpr int k_steps = slice_bytes / 32;
 inline constexpr int row_bytes = slice_bytes + 16;  // padded: 5 bank groups of 16 bytes
 inline constexpr int chunks_per_row = slice_bytes / 16;
-inline constexpr int threads = 256;  // 8 warps, 2×4, each 64×64 of C
-inline constexpr int buffer_bytes = (tile_m + tile_n) * row_bytes;  // 30 KB
-inline constexpr int smem_bytes = 2 * buffer_bytes;                 // 60 KB
-inline constexpr int a_loads = tile_m * chunks_per_row / threads;   // 16-byte chunks per thread per slice
-inline constexpr int loads = (tile_m + tile_n) * chunks_per_row / threads;
-static_assert(tile_m * chunks_per_row % threads == 0 && loads * threads == (tile_m + tile_n) * chunks_per_row,
-              "every thread loads the same number of 16-byte chunks of A and of B");
 static_assert((row_bytes / 16) % 2 == 1, "an odd number of 16-byte units per row keeps ldmatrix conflict-free");
 static_assert(k_steps % 2 == 0, "the last k-step of a slice uses fragment buffer 1, the next slice's first buffer 0");
+
+// The block's warps (gemm_tile.cuh's WarpGrid) and what follows from them.
+// BlocksPerSM: for __launch_bounds__, which divides the registers by it.
+template <typename Grid, bool DoubleFragments = true, int BlocksPerSM = 1>
+struct Config : Grid {
+  static constexpr int blocks_per_sm = BlocksPerSM;
+  static constexpr bool double_fragments = DoubleFragments;
+  static constexpr int buffer_bytes = (Grid::tile_m + Grid::tile_n) * row_bytes;  // 30 KB
+  static constexpr int smem_bytes = 2 * buffer_bytes;                             // 60 KB
+  static constexpr int a_loads = Grid::tile_m * chunks_per_row / Grid::threads;  // 16-byte chunks per thread per slice
+  static constexpr int loads = (Grid::tile_m + Grid::tile_n) * chunks_per_row / Grid::threads;
+  static_assert(Grid::tile_m * chunks_per_row % Grid::threads == 0 &&
+                    loads * Grid::threads == (Grid::tile_m + Grid::tile_n) * chunks_per_row,
+                "every thread loads the same number of 16-byte chunks of A and of B");
+};
+// 8 warps (2×4) of 64×64: a 128×256 tile.
+using Default = Config<WarpGrid<2, 4, 4, 4>>;
 
 // Byte offset of 16-byte unit `unit` of row `row` in a buffer.
 struct PaddedRows {
@@ -67,19 +76,20 @@ struct PaddedRows {
 };
 }  // namespace mma_ldmatrix_step
 
-template <typename T>
-__global__ void __launch_bounds__(mma_ldmatrix_step::threads, 1)
+template <typename T, typename S = mma_ldmatrix_step::Default>
+__global__ void __launch_bounds__(S::threads, S::blocks_per_sm)
     gemm_mma_ldmatrix_kernel(const T* __restrict__ a, const T* __restrict__ b, float* __restrict__ c, int m, int n,
                              int k, bool a_aligned, bool b_aligned) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   // BEGIN SOLUTION mma_ldmatrix tf32_mma
   using namespace mma_ldmatrix_step;
+  constexpr int tile_m = S::tile_m, tile_n = S::tile_n, threads = S::threads, loads = S::loads;
   constexpr int slice_k = slice_bytes / static_cast<int>(sizeof(T));  // elements of k per slice
   extern __shared__ uint4 smem_u4[];  // uint4: 16-byte alignment for the chunks and ldmatrix
   unsigned char* smem = reinterpret_cast<unsigned char*>(smem_u4);
 
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32;
-  const int warp_row = 64 * (warp / 4), warp_col = 64 * (warp % 4);
+  const int warp_row = S::row_of(warp), warp_col = S::col_of(warp);
   const TileCoord tile = tile_of_block(static_cast<int>(blockIdx.x), cudalabs::ceil_div(m, tile_m),
                                        cudalabs::ceil_div(n, tile_n), tile_m, tile_n);
 
@@ -91,8 +101,8 @@ __global__ void __launch_bounds__(mma_ldmatrix_step::threads, 1)
     for (int i = 0; i < loads; ++i) {
       const int chunk = i * threads + tid, row = chunk / chunks_per_row;
       const int col = slice * slice_k + (chunk % chunks_per_row) * chunk_elements<T>;
-      staged[i] = i < a_loads ? load_chunk_or_zeros(a, m, k, tile.row0 + row, col, a_aligned)
-                              : load_chunk_or_zeros(b, n, k, tile.col0 + row - tile_m, col, b_aligned);
+      staged[i] = i < S::a_loads ? load_chunk_or_zeros(a, m, k, tile.row0 + row, col, a_aligned)
+                                 : load_chunk_or_zeros(b, n, k, tile.col0 + row - tile_m, col, b_aligned);
     }
   };
   auto stash = [&](unsigned char* buffer) {
@@ -102,34 +112,45 @@ __global__ void __launch_bounds__(mma_ldmatrix_step::threads, 1)
       *reinterpret_cast<uint4*>(buffer + PaddedRows{}(chunk / chunks_per_row, chunk % chunks_per_row)) = staged[i];
     }
   };
-  auto buffer = [&](int slice) { return smem + (slice & 1) * buffer_bytes; };
-  auto load = [&](WarpFragments& f, int slice, int step) {
+  auto buffer = [&](int slice) { return smem + (slice & 1) * S::buffer_bytes; };
+  using Fragments = typename S::Fragments;
+  auto load = [&](Fragments& f, int slice, int step) {
     const unsigned char* as = buffer(slice);
     load_fragments<T>(f, as, as + tile_m * row_bytes, warp_row, warp_col, 2 * step, PaddedRows{});
   };
 
-  float acc[4][8][4] = {};
-  WarpFragments frag[2];
+  typename S::Accumulators acc = {};
+  Fragments frag[S::double_fragments ? 2 : 1];
   const int slices = cudalabs::ceil_div(k, slice_k);
   fetch(0);
   stash(buffer(0));
   if (slices > 1) fetch(1);  // in flight during slice 0
   __syncthreads();
-  load(frag[0], 0, 0);
+  if constexpr (S::double_fragments) load(frag[0], 0, 0);
   for (int s = 0; s < slices; ++s) {
 #pragma unroll
     for (int step = 0; step < k_steps; ++step) {
-      if (step + 1 < k_steps) {
-        load(frag[(step + 1) % 2], s, step + 1);
+      if constexpr (S::double_fragments) {
+        if (step + 1 < k_steps) {
+          load(frag[(step + 1) % 2], s, step + 1);
+        } else {
+          // Publish slice s+1 and put slice s+2 in flight. The other buffer was
+          // last read (slice s-1's fragments) before the previous barrier.
+          if (s + 1 < slices) stash(buffer(s + 1));
+          if (s + 2 < slices) fetch(s + 2);
+          __syncthreads();
+          if (s + 1 < slices) load(frag[0], s + 1, 0);
+        }
+        mma_fragments<T>(acc, frag[step % 2]);
       } else {
-        // Publish slice s+1 and put slice s+2 in flight. The other buffer was
-        // last read (slice s-1's fragments) before the previous barrier.
-        if (s + 1 < slices) stash(buffer(s + 1));
-        if (s + 2 < slices) fetch(s + 2);
-        __syncthreads();
-        if (s + 1 < slices) load(frag[0], s + 1, 0);
+        load(frag[0], s, step);
+        mma_fragments<T>(acc, frag[0]);
+        if (step + 1 == k_steps) {
+          if (s + 1 < slices) stash(buffer(s + 1));
+          if (s + 2 < slices) fetch(s + 2);
+          __syncthreads();
+        }
       }
-      mma_fragments<T>(acc, frag[step % 2]);
     }
   }
   store_warp_tile(c, m, n, tile.row0 + warp_row, tile.col0 + warp_col, acc);
@@ -142,17 +163,16 @@ __global__ void __launch_bounds__(mma_ldmatrix_step::threads, 1)
 #endif
 }
 
-template <typename T>
+template <typename T, typename S = mma_ldmatrix_step::Default>
 void gemm_mma_ldmatrix_prepare() {
-  opt_in_shared_memory_once<gemm_mma_ldmatrix_kernel<T>, mma_ldmatrix_step::smem_bytes>();
+  opt_in_shared_memory_once<gemm_mma_ldmatrix_kernel<T, S>, S::smem_bytes>();
 }
 
-template <typename T>
+template <typename T, typename S = mma_ldmatrix_step::Default>
 void gemm_mma_ldmatrix(const T* a, const T* b, float* c, int m, int n, int k, cudaStream_t stream) {
   // BEGIN SOLUTION mma_ldmatrix tf32_mma
-  using namespace mma_ldmatrix_step;
-  gemm_mma_ldmatrix_prepare<T>();
-  gemm_mma_ldmatrix_kernel<T><<<tile_grid(m, n, tile_m, tile_n), threads, smem_bytes, stream>>>(
+  gemm_mma_ldmatrix_prepare<T, S>();
+  gemm_mma_ldmatrix_kernel<T, S><<<tile_grid(m, n, S::tile_m, S::tile_n), S::threads, S::smem_bytes, stream>>>(
       a, b, c, m, n, k, rows_are_16_byte_aligned(a, k), rows_are_16_byte_aligned(b, k));
   CUDALABS_CHECK_LAUNCH("gemm_mma_ldmatrix_kernel");
   // END SOLUTION

@@ -22,18 +22,12 @@
 // not per mma (6 per mma, 192 per k-step): each A fragment feeds 8 mma, each
 // B fragment 4.
 template <>
-__device__ inline void prepare_fragments<float>(WarpFragments& f) {
+__device__ inline std::uint32_t prepare_register<float>(std::uint32_t fp32_bits) {
   // BEGIN SOLUTION tf32_mma
-  using cudalabs::ptx::to_tf32;
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      f.a[i][r] = to_tf32(f.a[i][r]);
-      f.b[i][r] = to_tf32(f.b[i][r]);
-    }
+  return cudalabs::ptx::to_tf32(fp32_bits);
   // END SOLUTION
-  // STUB: // TODO: round every A and B fragment register to TF32 (cudalabs::ptx::to_tf32), once per fragment load.
+  // STUB: // TODO: round the FP32 fragment register to TF32 (cudalabs::ptx::to_tf32), once per fragment load.
+  // STUB: return fp32_bits;
 }
 
 template <>
