@@ -52,6 +52,9 @@
 //    L = max_s L_s — the online softmax's rescaling, once per split
 //    ("flash-decoding"). flash_fp32.cuh merges in the last block instead; a
 //    separate kernel keeps the main one free of atomics and fences.
+// 7. Swizzled addresses computed once per thread (LaneOffsets below): four
+//    offsets per operand cover every ldmatrix of a tile, so an ldmatrix
+//    costs no integer instruction but its own; 6-10% at d = 128.
 //
 // Thread layout: warp w owns rows 32w .. 32w+31 of the block's 128, its row
 // tile mt rows 32w+16mt .. +15. Within a row tile the fragment layouts are
@@ -124,6 +127,27 @@ __device__ __forceinline__ int a_lane_chunk() { return (threadIdx.x & 31) >> 4; 
 __device__ __forceinline__ int k_lane_row() { return (threadIdx.x & 7) + 8 * ((threadIdx.x & 31) >> 4); }
 __device__ __forceinline__ int k_lane_chunk() { return (threadIdx.x >> 3) & 1; }
 
+// Item 7: the swizzled ldmatrix addresses, computed once per thread instead of
+// once per ldmatrix. Every ldmatrix of the kernel reads tile row row0 +
+// lane_row (row0 a multiple of 8) and piece c + lane_chunk (c even, known at
+// compile time), which sits at (c & ~7) + ((c & 6) XOR lane_chunk XOR
+// (lane_row & 7)): the XOR touches only bits 1-2 of c, so 4 offsets per
+// thread, one per value of c & 6, cover every piece, and the rest, row0·D +
+// 8·(c & ~7), is a constant the instruction carries. Computed per ldmatrix,
+// the address took 4-5 integer instructions (VIADD, LOP3, IMAD.SHL, LEA): 30%
+// of the instructions the kernel executed at d = 128, with one HMMA in 5
+// (Nsight Compute, session 6 call 1: results/h100/runs/20261123-s6-call1/).
+template <int D>
+struct LaneOffsets {
+  int at[4];  // elements: lane_row·D + 8·((2i) XOR lane_chunk XOR (lane_row & 7))
+  __device__ __forceinline__ LaneOffsets(int lane_row, int lane_chunk) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) at[i] = lane_row * D + 8 * ((2 * i) ^ lane_chunk ^ (lane_row & 7));
+  }
+  // Elements from the tile's start to piece c + lane_chunk of row row0 + lane_row.
+  __device__ __forceinline__ int operator()(int row0, int c) const { return row0 * D + 8 * (c & ~7) + at[(c & 6) / 2]; }
+};
+
 template <typename T, int D>
 __global__ void __launch_bounds__(fa2_threads, 2)
     flash_fa2_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v, float* __restrict__ out,
@@ -167,6 +191,9 @@ __global__ void __launch_bounds__(fa2_threads, 2)
   ptx::cp_async_wait<1>();  // Q has landed; the first K, V tile may still be in flight
   __syncthreads();
 
+  const LaneOffsets<D> a_at(a_lane_row(), a_lane_chunk());  // Q and V
+  const LaneOffsets<D> k_at(k_lane_row(), k_lane_chunk());  // K
+
   // Q's A fragments at d = 64, kept for the whole loop (item 2).
   std::uint32_t qf[RT][q_in_registers ? k_steps : 1][4];
   if constexpr (q_in_registers)
@@ -174,8 +201,7 @@ __global__ void __launch_bounds__(fa2_threads, 2)
     for (int rt = 0; rt < RT; ++rt)
 #pragma unroll
       for (int kk = 0; kk < k_steps; ++kk)
-        ptx::ldmatrix_x4(qf[rt][kk],
-                         qs + swizzled<D>(fa2_warp_rows * warp + 16 * rt + a_lane_row(), 2 * kk + a_lane_chunk()));
+        ptx::ldmatrix_x4(qf[rt][kk], qs + a_at(fa2_warp_rows * warp + 16 * rt, 2 * kk));
 
   float o[RT][o_blocks][4] = {};
   float m[RT][2], l[RT][2];  // running max (raw score units) and this thread's share of the sums, rows g, g+8
@@ -211,14 +237,13 @@ __global__ void __launch_bounds__(fa2_threads, 2)
 #pragma unroll
             for (int i = 0; i < 4; ++i) a[rt][i] = qf[rt][kk][i];
           } else {
-            ptx::ldmatrix_x4(a[rt],
-                             qs + swizzled<D>(fa2_warp_rows * warp + 16 * rt + a_lane_row(), 2 * kk + a_lane_chunk()));
+            ptx::ldmatrix_x4(a[rt], qs + a_at(fa2_warp_rows * warp + 16 * rt, 2 * kk));
           }
         }
 #pragma unroll
         for (int nb = 0; nb < s_blocks; nb += 2) {
           std::uint32_t b[4];  // keys 8nb+0-7: dims +0-7, +8-15; keys 8nb+8-15: dims +0-7, +8-15
-          ptx::ldmatrix_x4(b, kt + swizzled<D>(8 * nb + k_lane_row(), 2 * kk + k_lane_chunk()));
+          ptx::ldmatrix_x4(b, kt + k_at(8 * nb, 2 * kk));
 #pragma unroll
           for (int rt = 0; rt < RT; ++rt) {
             ptx::mma_16x8x16<T>(s[rt][nb], a[rt], b[0], b[1]);
@@ -246,7 +271,7 @@ __global__ void __launch_bounds__(fa2_threads, 2)
 #pragma unroll
         for (int ob = 0; ob < o_blocks; ob += 2) {
           std::uint32_t b[4];  // dims 8ob+0-7: keys +0-7, +8-15; dims 8ob+8-15: keys +0-7, +8-15
-          ptx::ldmatrix_x4_trans(b, vt + swizzled<D>(16 * kk + a_lane_row(), ob + a_lane_chunk()));
+          ptx::ldmatrix_x4_trans(b, vt + a_at(16 * kk, ob));
 #pragma unroll
           for (int rt = 0; rt < RT; ++rt) {
             ptx::mma_16x8x16<T>(o[rt][ob], p[rt][kk], b[0], b[1]);

@@ -116,9 +116,10 @@ __global__ void __launch_bounds__(S::threads, S::blocks_per_sm)
     }
   };
   using Fragments = typename S::Fragments;
+  const LaneOffsets<k_steps> lane_at(warp_row, warp_col, SwizzledRows{});
   auto load = [&](Fragments& f, int slice, int step) {
     const unsigned char* as = stage(slice);
-    load_fragments<T>(f, as, as + tile_m * row_bytes, warp_row, warp_col, 2 * step, SwizzledRows{});
+    load_fragments<T>(f, as, as + tile_m * row_bytes, lane_at, step, row_bytes);
   };
 
   // Prologue: stages - 1 slices in flight. Every slice commits one group,

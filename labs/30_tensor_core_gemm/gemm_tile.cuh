@@ -165,24 +165,44 @@ __device__ inline std::uint32_t prepare_register(std::uint32_t bits) {
   return bits;
 }
 
-// The fragments of the k-step whose 32 bytes start at 16-byte unit `unit0` of
-// each row, for the warp whose tile starts at row `warp_row` of the A tile and
-// row `warp_col` of the B tile (B's rows are C's columns).
-template <typename T, int MI, int NJ, typename Layout>
+// Where this lane's ldmatrix rows lie, computed once per thread rather than
+// once per ldmatrix: for each k-step of a slice, the byte offset of the row
+// this lane addresses in the warp's first 16-row block of A (rows 0-7 / 8-15,
+// first or second 16 bytes of the k-step) and of B. Both steps' layouts keep
+// layout(row0 + r, u) = row0·row_bytes + layout(r, u) for row0 a multiple of
+// 8 (padded rows; the XOR swizzle by row mod 8), so the other blocks' rows
+// are constants the ldmatrix carries. Computed per ldmatrix, an address took
+// 4-5 integer instructions (add, XOR, shift, LEA) — in lab 16's flash2 at
+// d = 128, 30% of all instructions executed, and the same change made it
+// 6-10% faster (results/h100/runs/20261123-s6-call2/).
+template <int KSteps>
+struct LaneOffsets {
+  int a[KSteps], b[KSteps];
+  template <typename Layout>
+  __device__ LaneOffsets(int warp_row, int warp_col, Layout layout) {
+    const int lane = static_cast<int>(threadIdx.x) % 32;
+#pragma unroll
+    for (int s = 0; s < KSteps; ++s) {
+      // A: lanes 0-7 address rows 0-7 bytes 0-15 (a0), 8-15 rows 8-15 (a1),
+      // 16-23 rows 0-7 bytes 16-31 (a2), 24-31 rows 8-15 bytes 16-31 (a3).
+      a[s] = layout(warp_row + (lane & 7) + 8 * ((lane >> 3) & 1), 2 * s + (lane >> 4));
+      // B: matrices (bytes 0-15 | 16-31) × (columns 0-7 | 8-15 of the pair).
+      b[s] = layout(warp_col + (lane & 7) + 8 * (lane >> 4), 2 * s + ((lane >> 3) & 1));
+    }
+  }
+};
+
+// The fragments of k-step `step` of a slice whose rows are `row_bytes` apart
+// in the A and B tiles.
+template <typename T, int MI, int NJ, int KSteps>
 __device__ inline void load_fragments(WarpFragments<MI, NJ>& f, const unsigned char* a_tile,
-                                      const unsigned char* b_tile, int warp_row, int warp_col, int unit0,
-                                      Layout layout) {
+                                      const unsigned char* b_tile, const LaneOffsets<KSteps>& at, int step,
+                                      int row_bytes) {
   using cudalabs::ptx::ldmatrix_x4;
-  const int lane = static_cast<int>(threadIdx.x) % 32;
-  // A: lanes 0-7 address rows 0-7 bytes 0-15 (a0), 8-15 rows 8-15 (a1), 16-23
-  // rows 0-7 bytes 16-31 (a2), 24-31 rows 8-15 bytes 16-31 (a3).
 #pragma unroll
-  for (int i = 0; i < MI; ++i)
-    ldmatrix_x4(f.a[i], a_tile + layout(warp_row + 16 * i + (lane & 7) + 8 * ((lane >> 3) & 1), unit0 + (lane >> 4)));
-  // B: matrices (bytes 0-15 | 16-31) × (columns 0-7 | 8-15 of the pair).
+  for (int i = 0; i < MI; ++i) ldmatrix_x4(f.a[i], a_tile + at.a[step] + 16 * i * row_bytes);
 #pragma unroll
-  for (int j = 0; j < NJ; ++j)
-    ldmatrix_x4(f.b[j], b_tile + layout(warp_col + 16 * j + (lane & 7) + 8 * (lane >> 4), unit0 + ((lane >> 3) & 1)));
+  for (int j = 0; j < NJ; ++j) ldmatrix_x4(f.b[j], b_tile + at.b[step] + 16 * j * row_bytes);
 #pragma unroll
   for (int i = 0; i < (MI > NJ ? MI : NJ); ++i)
 #pragma unroll

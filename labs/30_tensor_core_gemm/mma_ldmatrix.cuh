@@ -114,9 +114,10 @@ __global__ void __launch_bounds__(S::threads, S::blocks_per_sm)
   };
   auto buffer = [&](int slice) { return smem + (slice & 1) * S::buffer_bytes; };
   using Fragments = typename S::Fragments;
+  const LaneOffsets<k_steps> lane_at(warp_row, warp_col, PaddedRows{});
   auto load = [&](Fragments& f, int slice, int step) {
     const unsigned char* as = buffer(slice);
-    load_fragments<T>(f, as, as + tile_m * row_bytes, warp_row, warp_col, 2 * step, PaddedRows{});
+    load_fragments<T>(f, as, as + tile_m * row_bytes, lane_at, step, row_bytes);
   };
 
   typename S::Accumulators acc = {};
