@@ -55,6 +55,10 @@
 // 7. Swizzled addresses computed once per thread (LaneOffsets below): four
 //    offsets per operand cover every ldmatrix of a tile, so an ldmatrix
 //    costs no integer instruction but its own; 6-10% at d = 128.
+// 8. Lazy rescaling (as FlashAttention-4 does): a warp keeps its rows' old
+//    maxima, and skips multiplying O's d columns by alpha, until some row's
+//    max grows 2^8-fold (mma_fragments.cuh, `slack`). The O rescale was 10%
+//    of the instructions executed at d = 128 (call 1's profile: FMUL).
 //
 // Thread layout: warp w owns rows 32w .. 32w+31 of the block's 128, its row
 // tile mt rows 32w+16mt .. +15. Within a row tile the fragment layouts are
@@ -85,6 +89,7 @@ inline constexpr int fa2_tile_rows = fa2_warps * fa2_warp_rows;    // 128 querie
 template <int D>
 inline constexpr int fa2_tile_keys = 64;                           // keys per K/V tile (item 2)
 inline constexpr int fa2_max_splits = 16;                          // workspace: at most 16·heads·N·(d+1) floats
+inline constexpr float fa2_rescale_slack = 8.f;                    // item 8: rescale when a max grows 2^8-fold
 
 template <typename T, int D>
 struct Fa2Smem {
@@ -256,7 +261,8 @@ __global__ void __launch_bounds__(fa2_threads, 2)
 #pragma unroll
       for (int rt = 0; rt < RT; ++rt) {
         mask_16rows(s[rt], kv0, warp_row0 + 16 * rt, seq, causal);
-        online_softmax_16rows(s[rt], o[rt], m[rt], l[rt], scale_log2, [](float x) { return exp2_approx(x); });
+        online_softmax_16rows(s[rt], o[rt], m[rt], l[rt], scale_log2, [](float x) { return exp2_approx(x); },
+                              fa2_rescale_slack);
       }
 
       // 3. O += P·V: P rounded to T at once (BC/2 registers instead of S's BC

@@ -57,9 +57,20 @@ __device__ inline float exp2_approx(float x) {
 // become the weights 2^(s·scale_log2 - m·scale_log2): one FMA and one exp2 each
 // (scale_log2 = log2(e)/sqrt(d), flash_common.cuh). `exp2` is exp2f or
 // exp2_approx, the kernel's choice.
+//
+// `slack` > 0 (flash_fa2.cuh, item 8): the warp keeps its rows' old maxima,
+// and skips the rescale of o and l, unless some row's max grew by more than
+// `slack` (in base-2 exponent units) — one vote per tile. The weights are
+// then up to 2^slack instead of 1, the same for the sum l as for o, so O =
+// o / l is unchanged; with slack 8 they stay below 256, far inside FP16's
+// and BF16's range. After the first few tiles a row's max rarely grows by a
+// factor 2^8, and the rescale (d multiplications per row) is skipped.
 template <int SB, int OB, typename Exp2>
 __device__ __forceinline__ void online_softmax_16rows(float (&s)[SB][4], float (&o)[OB][4], float (&m)[2],
-                                                      float (&l)[2], float scale_log2, Exp2 exp2) {
+                                                      float (&l)[2], float scale_log2, Exp2 exp2,
+                                                      float slack = 0.f) {
+  float m_new[2];
+  bool grows = false;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float tile_max = -INFINITY;
@@ -67,18 +78,27 @@ __device__ __forceinline__ void online_softmax_16rows(float (&s)[SB][4], float (
     for (int nb = 0; nb < SB; ++nb) tile_max = fmaxf(tile_max, fmaxf(s[nb][2 * r], s[nb][2 * r + 1]));
     tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));  // the quad 4g..4g+3 shares the row
     tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
-    const float m_new = fmaxf(m[r], tile_max);
-    const float m_scaled = m_new == -INFINITY ? 0.f : m_new * scale_log2;  // no -inf - -inf = NaN
-    const float alpha = exp2(m[r] * scale_log2 - m_scaled);                 // 0 while m[r] is -inf
+    m_new[r] = fmaxf(m[r], tile_max);
+    grows |= (m_new[r] - m[r]) * scale_log2 > slack;  // -inf to finite: grows; -inf to -inf: NaN, does not
+  }
+  const bool rescale = !(slack > 0.f) || __any_sync(0xffffffffu, grows);  // the same for the whole warp
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    if (rescale) {
+      const float m_scaled = m_new[r] == -INFINITY ? 0.f : m_new[r] * scale_log2;  // no -inf - -inf = NaN
+      const float alpha = exp2(m[r] * scale_log2 - m_scaled);                      // 0 while m[r] is -inf
+      l[r] *= alpha;
+#pragma unroll
+      for (int ob = 0; ob < OB; ++ob) o[ob][2 * r] *= alpha, o[ob][2 * r + 1] *= alpha;
+      m[r] = m_new[r];
+    }
+    const float m_scaled = m[r] == -INFINITY ? 0.f : m[r] * scale_log2;
     float row_sum = 0.f;
 #pragma unroll
     for (int nb = 0; nb < SB; ++nb)
 #pragma unroll
       for (int c = 2 * r; c < 2 * r + 2; ++c) row_sum += (s[nb][c] = exp2(fmaf(s[nb][c], scale_log2, -m_scaled)));
-    l[r] = l[r] * alpha + row_sum;
-    m[r] = m_new;
-#pragma unroll
-    for (int ob = 0; ob < OB; ++ob) o[ob][2 * r] *= alpha, o[ob][2 * r + 1] *= alpha;
+    l[r] += row_sum;
   }
 }
 
