@@ -89,29 +89,28 @@ __global__ void __launch_bounds__(S::threads, S::blocks_per_sm)
   const TileCoord tile = tile_of_block(static_cast<int>(blockIdx.x), cudalabs::ceil_div(m, tile_m),
                                        cudalabs::ceil_div(n, tile_n), tile_m, tile_n);
   const int slices = cudalabs::ceil_div(k, slice_k);
-  // This thread copies chunk `part` of rows first_row, first_row + row_step,
-  // ... of the stage (A's tile_m rows, then B's tile_n).
+  // This thread copies chunk `part` of stage rows first_row + row_step·i (A's
+  // tile_m rows, then B's): gemm_tile.cuh's SliceCopies. row_step is a
+  // multiple of 8, so all those rows share one swizzle: in a stage they lie
+  // row_step·128 bytes apart from the first one's chunk.
   const int part = tid % chunks_per_row, first_row = tid / chunks_per_row;
   constexpr int row_step = S::threads / chunks_per_row;
+  static_assert(row_step % 8 == 0, "the rows a thread copies share one swizzle");
+  const SliceCopies<T, S::loads, S::a_loads, row_step> copies(a, b, m, n, k, tile, first_row, part);
+  const int chunk0 = SwizzledRows{}(first_row, part);
 
   auto stage = [&](int slice) { return smem + (slice % stages) * S::stage_bytes; };
   // Issues the copies of slice s into its stage; no wait.
   auto load_slice = [&](int s) {
-    unsigned char* dst = stage(s);
-    const int col = s * slice_k + part * chunk_elements<T>;
+    unsigned char* dst = stage(s) + chunk0;
+    const int col = s * slice_k;
 #pragma unroll
     for (int i = 0; i < S::loads; ++i) {
-      const bool in_a = i < S::a_loads;
-      const int row = first_row + row_step * i;  // of the stage
-      const T* matrix = in_a ? a : b;
-      const int rows = in_a ? m : n, global_row = in_a ? tile.row0 + row : tile.col0 + row - tile_m;
-      unsigned char* chunk = dst + SwizzledRows{}(row, part);
-      if (in_a ? a_aligned : b_aligned) {
-        const bool inside = global_row < rows && col < k;  // whole chunk in or out: k % chunk_elements == 0
-        const T* src = inside ? matrix + static_cast<std::int64_t>(global_row) * k + col : matrix;
-        cudalabs::ptx::cp_async_16(chunk, src, inside ? 16 : 0);
-      } else {
-        *reinterpret_cast<uint4*>(chunk) = load_chunk_or_zeros(matrix, rows, k, global_row, col, false);
+      if (a_aligned && b_aligned) {
+        const T* src = copies.source(i, col, k);
+        cudalabs::ptx::cp_async_16(dst + i * row_step * row_bytes, src ? src : a, src ? 16 : 0);  // 0 bytes: zeros
+      } else {  // k % 8 != 0: element by element, stored synchronously
+        *reinterpret_cast<uint4*>(dst + i * row_step * row_bytes) = copies.load_unaligned(i, col, a, b, m, n, k);
       }
     }
   };

@@ -78,6 +78,50 @@ __device__ inline uint4 load_chunk_or_zeros(const T* __restrict__ matrix, int ro
   return v;
 }
 
+// The 16-byte chunks one thread moves per k-slice, global -> shared, in
+// steps 2 and 3: chunk `part` of rows first_row + RowStep·i of the block's
+// stacked tile (A's tile_m rows, then B's), for i < Loads, A's for i <
+// ALoads. The rows do not change from slice to slice, so what depends on them
+// is computed once: where each row starts, and whether it lies inside its
+// matrix (one bit per copy). A slice then costs, per copy, an address add and
+// a select. Recomputed per copy (row, the matrix pointer from the constant
+// bank, a 64-bit multiply, the bounds), the 12 copies of a step-3 slice took
+// more issue slots than the warp's 128 mma (Nsight Compute, session 6 call
+// 4: results/h100/runs/20261123-s6-call4/).
+template <typename T, int Loads, int ALoads, int RowStep>
+struct SliceCopies {
+  const T* a_row;                // A's row of copy 0, at the thread's chunk
+  const T* b_row;                // B's row of copy ALoads, at the thread's chunk
+  std::int64_t row_stride;       // elements from one of the thread's rows to the next
+  unsigned inside = 0;           // bit i: copy i's row lies inside its matrix
+  int first_col, a_row0, b_row0;  // the chunk's column in a slice; the rows of copies 0 and ALoads
+  static_assert(Loads <= 32, "one bit per copy");
+
+  __device__ SliceCopies(const T* a, const T* b, int m, int n, int k, TileCoord tile, int first_row, int part)
+      : first_col(part * chunk_elements<T>), a_row0(tile.row0 + first_row), b_row0(tile.col0 + first_row) {
+    a_row = a + static_cast<std::int64_t>(a_row0) * k + first_col;  // never read where the row is outside
+    b_row = b + static_cast<std::int64_t>(b_row0) * k + first_col;
+    row_stride = static_cast<std::int64_t>(RowStep) * k;
+#pragma unroll
+    for (int i = 0; i < Loads; ++i) inside |= static_cast<unsigned>(row(i) < (i < ALoads ? m : n)) << i;
+  }
+  // Copy i's row of A (i < ALoads) or of B.
+  __device__ int row(int i) const { return i < ALoads ? a_row0 + RowStep * i : b_row0 + RowStep * (i - ALoads); }
+  // Copy i of the slice whose first column is `col`, where rows are 16-byte
+  // aligned (rows_are_16_byte_aligned: a chunk is wholly in or out): its
+  // source, nullptr where it lies outside A or B.
+  __device__ const T* source(int i, int col, int k) const {
+    const bool in_a = i < ALoads;
+    const T* p = (in_a ? a_row : b_row) + (in_a ? i : i - ALoads) * row_stride + col;
+    return (inside >> i & 1u) && col + first_col < k ? p : nullptr;
+  }
+  // Copy i where rows are not aligned: element by element, zeros outside.
+  __device__ uint4 load_unaligned(int i, int col, const T* a, const T* b, int m, int n, int k) const {
+    const bool in_a = i < ALoads;
+    return load_chunk_or_zeros(in_a ? a : b, in_a ? m : n, k, row(i), col + first_col, false);
+  }
+};
+
 // Stores one 16×8 mma accumulator (the m16n8 "C" fragment: c0,c1 at row g,
 // columns 2t, 2t+1; c2,c3 at row g+8) whose top-left element is C[row0][col0],
 // skipping what lies outside C. Two columns per float2 where n is even (8-byte

@@ -94,23 +94,30 @@ __global__ void __launch_bounds__(S::threads, S::blocks_per_sm)
                                        cudalabs::ceil_div(n, tile_n), tile_m, tile_n);
 
   // Slice s of A's and B's tiles, from global memory into registers, zeros
-  // outside the matrices; then from the registers into a buffer.
+  // outside the matrices; then from the registers into a buffer. This thread
+  // moves chunk `part` of rows first_row + row_step·i (gemm_tile.cuh's
+  // SliceCopies); padded rows are row_bytes apart, so in a buffer its chunks
+  // lie row_step·row_bytes apart from the first one.
+  const int part = tid % chunks_per_row, first_row = tid / chunks_per_row;
+  constexpr int row_step = threads / chunks_per_row;
+  const SliceCopies<T, loads, S::a_loads, row_step> copies(a, b, m, n, k, tile, first_row, part);
+  const int chunk0 = PaddedRows{}(first_row, part);
   uint4 staged[loads];
   auto fetch = [&](int slice) {
 #pragma unroll
     for (int i = 0; i < loads; ++i) {
-      const int chunk = i * threads + tid, row = chunk / chunks_per_row;
-      const int col = slice * slice_k + (chunk % chunks_per_row) * chunk_elements<T>;
-      staged[i] = i < S::a_loads ? load_chunk_or_zeros(a, m, k, tile.row0 + row, col, a_aligned)
-                                 : load_chunk_or_zeros(b, n, k, tile.col0 + row - tile_m, col, b_aligned);
+      if (a_aligned && b_aligned) {
+        const T* src = copies.source(i, slice * slice_k, k);
+        staged[i] = src ? __ldg(reinterpret_cast<const uint4*>(src)) : make_uint4(0, 0, 0, 0);
+      } else {
+        staged[i] = copies.load_unaligned(i, slice * slice_k, a, b, m, n, k);
+      }
     }
   };
   auto stash = [&](unsigned char* buffer) {
 #pragma unroll
-    for (int i = 0; i < loads; ++i) {
-      const int chunk = i * threads + tid;
-      *reinterpret_cast<uint4*>(buffer + PaddedRows{}(chunk / chunks_per_row, chunk % chunks_per_row)) = staged[i];
-    }
+    for (int i = 0; i < loads; ++i)
+      *reinterpret_cast<uint4*>(buffer + chunk0 + i * row_step * row_bytes) = staged[i];
   };
   auto buffer = [&](int slice) { return smem + (slice & 1) * S::buffer_bytes; };
   using Fragments = typename S::Fragments;
