@@ -103,15 +103,15 @@ __global__ void __launch_bounds__(S::threads, S::blocks_per_sm)
   // Issues the copies of slice s into its stage; no wait.
   auto load_slice = [&](int s) {
     unsigned char* dst = stage(s) + chunk0;
-    const int col = s * slice_k;
+    if (a_aligned && b_aligned) {
+      copies.for_each_aligned(s * slice_k, k, [&](int i, const T* src, bool inside) {
+        cudalabs::ptx::cp_async_16(dst + i * row_step * row_bytes, inside ? src : a, inside ? 16 : 0);  // 0: zeros
+      });
+    } else {  // k % 8 != 0: element by element, stored synchronously
 #pragma unroll
-    for (int i = 0; i < S::loads; ++i) {
-      if (a_aligned && b_aligned) {
-        const T* src = copies.source(i, col, k);
-        cudalabs::ptx::cp_async_16(dst + i * row_step * row_bytes, src ? src : a, src ? 16 : 0);  // 0 bytes: zeros
-      } else {  // k % 8 != 0: element by element, stored synchronously
-        *reinterpret_cast<uint4*>(dst + i * row_step * row_bytes) = copies.load_unaligned(i, col, a, b, m, n, k);
-      }
+      for (int i = 0; i < S::loads; ++i)
+        *reinterpret_cast<uint4*>(dst + i * row_step * row_bytes) =
+            copies.load_unaligned(i, s * slice_k, a, b, m, n, k);
     }
   };
   using Fragments = typename S::Fragments;

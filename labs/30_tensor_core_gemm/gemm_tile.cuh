@@ -107,13 +107,21 @@ struct SliceCopies {
   }
   // Copy i's row of A (i < ALoads) or of B.
   __device__ int row(int i) const { return i < ALoads ? a_row0 + RowStep * i : b_row0 + RowStep * (i - ALoads); }
-  // Copy i of the slice whose first column is `col`, where rows are 16-byte
-  // aligned (rows_are_16_byte_aligned: a chunk is wholly in or out): its
-  // source, nullptr where it lies outside A or B.
-  __device__ const T* source(int i, int col, int k) const {
-    const bool in_a = i < ALoads;
-    const T* p = (in_a ? a_row : b_row) + (in_a ? i : i - ALoads) * row_stride + col;
-    return (inside >> i & 1u) && col + first_col < k ? p : nullptr;
+  // Calls copy(i, source, inside) for the copies of the slice whose first
+  // column is `col`, where rows are 16-byte aligned (rows_are_16_byte_aligned:
+  // a chunk lies wholly in or out). `inside` is false where copy i lies
+  // outside A or B; its source must then not be read. The pointer walks from
+  // row to row by one add, with no branch.
+  template <typename Copy>
+  __device__ void for_each_aligned(int col, int k, Copy copy) const {
+    const bool col_inside = col + first_col < k;
+    const T* p = a_row + col;
+#pragma unroll
+    for (int i = 0; i < Loads; ++i) {
+      if (i == ALoads) p = b_row + col;
+      copy(i, p, col_inside & static_cast<bool>(inside >> i & 1u));
+      p += row_stride;
+    }
   }
   // Copy i where rows are not aligned: element by element, zeros outside.
   __device__ uint4 load_unaligned(int i, int col, const T* a, const T* b, int m, int n, int k) const {

@@ -104,14 +104,13 @@ __global__ void __launch_bounds__(S::threads, S::blocks_per_sm)
   const int chunk0 = PaddedRows{}(first_row, part);
   uint4 staged[loads];
   auto fetch = [&](int slice) {
+    if (a_aligned && b_aligned) {
+      copies.for_each_aligned(slice * slice_k, k, [&](int i, const T* src, bool inside) {
+        staged[i] = inside ? __ldg(reinterpret_cast<const uint4*>(src)) : make_uint4(0, 0, 0, 0);
+      });
+    } else {
 #pragma unroll
-    for (int i = 0; i < loads; ++i) {
-      if (a_aligned && b_aligned) {
-        const T* src = copies.source(i, slice * slice_k, k);
-        staged[i] = src ? __ldg(reinterpret_cast<const uint4*>(src)) : make_uint4(0, 0, 0, 0);
-      } else {
-        staged[i] = copies.load_unaligned(i, slice * slice_k, a, b, m, n, k);
-      }
+      for (int i = 0; i < loads; ++i) staged[i] = copies.load_unaligned(i, slice * slice_k, a, b, m, n, k);
     }
   };
   auto stash = [&](unsigned char* buffer) {
