@@ -87,7 +87,8 @@ __device__ inline uint4 load_chunk_or_zeros(const T* __restrict__ matrix, int ro
 // a select. Recomputed per copy (row, the matrix pointer from the constant
 // bank, a 64-bit multiply, the bounds), the 12 copies of a step-3 slice took
 // more issue slots than the warp's 128 mma (Nsight Compute, session 6 call
-// 4: results/h100/runs/20261123-s6-call4/).
+// 4: results/h100/runs/20261123-s6-call4/). Host and device: slice_copies_test.cu
+// checks every copy's source against the plain formula on the CPU.
 template <typename T, int Loads, int ALoads, int RowStep>
 struct SliceCopies {
   const T* a_row;                // A's row of copy 0, at the thread's chunk
@@ -97,7 +98,8 @@ struct SliceCopies {
   int first_col, a_row0, b_row0;  // the chunk's column in a slice; the rows of copies 0 and ALoads
   static_assert(Loads <= 32, "one bit per copy");
 
-  __device__ SliceCopies(const T* a, const T* b, int m, int n, int k, TileCoord tile, int first_row, int part)
+  __host__ __device__ SliceCopies(const T* a, const T* b, int m, int n, int k, TileCoord tile, int first_row,
+                                  int part)
       : first_col(part * chunk_elements<T>), a_row0(tile.row0 + first_row), b_row0(tile.col0 + first_row) {
     a_row = a + static_cast<std::int64_t>(a_row0) * k + first_col;  // never read where the row is outside
     b_row = b + static_cast<std::int64_t>(b_row0) * k + first_col;
@@ -106,14 +108,14 @@ struct SliceCopies {
     for (int i = 0; i < Loads; ++i) inside |= static_cast<unsigned>(row(i) < (i < ALoads ? m : n)) << i;
   }
   // Copy i's row of A (i < ALoads) or of B.
-  __device__ int row(int i) const { return i < ALoads ? a_row0 + RowStep * i : b_row0 + RowStep * (i - ALoads); }
+  __host__ __device__ int row(int i) const { return i < ALoads ? a_row0 + RowStep * i : b_row0 + RowStep * (i - ALoads); }
   // Calls copy(i, source, inside) for the copies of the slice whose first
   // column is `col`, where rows are 16-byte aligned (rows_are_16_byte_aligned:
   // a chunk lies wholly in or out). `inside` is false where copy i lies
   // outside A or B; its source must then not be read. The pointer walks from
   // row to row by one add, with no branch.
   template <typename Copy>
-  __device__ void for_each_aligned(int col, int k, Copy copy) const {
+  __host__ __device__ void for_each_aligned(int col, int k, Copy copy) const {
     const bool col_inside = col + first_col < k;
     const T* p = a_row + col;
 #pragma unroll
