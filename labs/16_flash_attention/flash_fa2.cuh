@@ -54,7 +54,7 @@
 //    separate kernel keeps the main one free of atomics and fences.
 // 7. Swizzled addresses computed once per thread (LaneOffsets below): four
 //    offsets per operand cover every ldmatrix of a tile, so an ldmatrix
-//    costs no integer instruction but its own; 6-10% at d = 128.
+//    costs no integer instruction but its own; 4-10% at d = 128.
 // 8. Lazy rescaling (as FlashAttention-4 does): a warp keeps its rows' old
 //    maxima, and skips multiplying O's d columns by alpha, until some row's
 //    max grows 2^8-fold (mma_fragments.cuh, `slack`). The O rescale was 10%

@@ -228,7 +228,7 @@ __device__ inline std::uint32_t prepare_register(std::uint32_t bits) {
 // are constants the ldmatrix carries. Computed per ldmatrix, an address took
 // 4-5 integer instructions (add, XOR, shift, LEA) — in lab 16's flash2 at
 // d = 128, 30% of all instructions executed, and the same change made it
-// 6-10% faster (results/h100/runs/20261123-s6-call2/).
+// 4-10% faster (results/h100/runs/20261123-s6-call2/).
 template <int KSteps>
 struct LaneOffsets {
   int a[KSteps], b[KSteps];
