@@ -48,12 +48,9 @@ static_assert(k_steps >= 2 && k_steps % 2 == 0,
               "a slice's last k-step uses fragment buffer 1 while the next slice's first loads into buffer 0");
 
 // The block's warps (gemm_tile.cuh's WarpGrid), the stages, and what follows.
-// BlocksPerSM: for __launch_bounds__, which divides the registers by it.
-template <typename Grid, int Stages, bool DoubleFragments = true, int BlocksPerSM = 1>
+template <typename Grid, int Stages>
 struct Config : Grid {
-  static constexpr int blocks_per_sm = BlocksPerSM;
   static constexpr int stages = Stages;
-  static constexpr bool double_fragments = DoubleFragments;
   static constexpr int stage_bytes = (Grid::tile_m + Grid::tile_n) * row_bytes;
   static constexpr int smem_bytes = stages * stage_bytes;
   static constexpr int a_loads = Grid::tile_m * chunks_per_row / Grid::threads;  // 16-byte chunks per thread per slice
@@ -73,7 +70,7 @@ struct SwizzledRows {
 }  // namespace cp_async_step
 
 template <typename T, typename S = cp_async_step::Default>
-__global__ void __launch_bounds__(S::threads, S::blocks_per_sm)
+__global__ void __launch_bounds__(S::threads, 1)
     gemm_cp_async_kernel(const T* __restrict__ a, const T* __restrict__ b, float* __restrict__ c, int m, int n, int k,
                          bool a_aligned, bool b_aligned) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -133,8 +130,8 @@ __global__ void __launch_bounds__(S::threads, S::blocks_per_sm)
   __syncthreads();                             // ... everyone's
 
   typename S::Accumulators acc = {};
-  Fragments frag[S::double_fragments ? 2 : 1];
-  if constexpr (S::double_fragments) load(frag[0], 0, 0);
+  Fragments frag[2];
+  load(frag[0], 0, 0);
   for (int s = 0; s < slices; ++s) {
 #pragma unroll
     for (int step = 0; step < k_steps; ++step) {
@@ -144,23 +141,14 @@ __global__ void __launch_bounds__(S::threads, S::blocks_per_sm)
         if (s + stages - 1 < slices) load_slice(s + stages - 1);
         cudalabs::ptx::cp_async_commit();
       }
-      if constexpr (S::double_fragments) {
-        if (step + 1 < k_steps) {
-          load(frag[(step + 1) % 2], s, step + 1);
-        } else {
-          cudalabs::ptx::cp_async_wait<stages - 2>();  // slice s+1 has landed (this thread's copies) ...
-          __syncthreads();  // ... and everyone's; and every warp is done loading from slice s's stage
-          if (s + 1 < slices) load(frag[(step + 1) % 2], s + 1, 0);
-        }
-        mma_fragments<T>(acc, frag[step % 2]);
+      if (step + 1 < k_steps) {
+        load(frag[(step + 1) % 2], s, step + 1);
       } else {
-        load(frag[0], s, step);
-        mma_fragments<T>(acc, frag[0]);
-        if (step + 1 == k_steps) {
-          cudalabs::ptx::cp_async_wait<stages - 2>();
-          __syncthreads();
-        }
+        cudalabs::ptx::cp_async_wait<stages - 2>();  // slice s+1 has landed (this thread's copies) ...
+        __syncthreads();  // ... and everyone's; and every warp is done loading from slice s's stage
+        if (s + 1 < slices) load(frag[(step + 1) % 2], s + 1, 0);
       }
+      mma_fragments<T>(acc, frag[step % 2]);
     }
   }
   cudalabs::ptx::cp_async_wait<0>();  // no copy may outlive the block (they are all empty by now)

@@ -104,7 +104,9 @@ struct SliceCopies {
     a_row = a + static_cast<std::int64_t>(a_row0) * k + first_col;  // never read where the row is outside
     b_row = b + static_cast<std::int64_t>(b_row0) * k + first_col;
     row_stride = static_cast<std::int64_t>(RowStep) * k;
+#ifdef __CUDA_ARCH__  // the unroll hint is for the device compiler; host compilers warn about it
 #pragma unroll
+#endif
     for (int i = 0; i < Loads; ++i) inside |= static_cast<unsigned>(row(i) < (i < ALoads ? m : n)) << i;
   }
   // Copy i's row of A (i < ALoads) or of B.
@@ -118,7 +120,9 @@ struct SliceCopies {
   __host__ __device__ void for_each_aligned(int col, int k, Copy copy) const {
     const bool col_inside = col + first_col < k;
     const T* p = a_row + col;
+#ifdef __CUDA_ARCH__  // fully unrolled on the device: copy(i, ...) indexes register arrays
 #pragma unroll
+#endif
     for (int i = 0; i < Loads; ++i) {
       if (i == ALoads) p = b_row + col;
       copy(i, p, col_inside & static_cast<bool>(inside >> i & 1u));

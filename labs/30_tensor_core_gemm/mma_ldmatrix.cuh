@@ -54,11 +54,8 @@ static_assert((row_bytes / 16) % 2 == 1, "an odd number of 16-byte units per row
 static_assert(k_steps % 2 == 0, "the last k-step of a slice uses fragment buffer 1, the next slice's first buffer 0");
 
 // The block's warps (gemm_tile.cuh's WarpGrid) and what follows from them.
-// BlocksPerSM: for __launch_bounds__, which divides the registers by it.
-template <typename Grid, bool DoubleFragments = true, int BlocksPerSM = 1>
+template <typename Grid>
 struct Config : Grid {
-  static constexpr int blocks_per_sm = BlocksPerSM;
-  static constexpr bool double_fragments = DoubleFragments;
   static constexpr int buffer_bytes = (Grid::tile_m + Grid::tile_n) * row_bytes;  // 30 KB
   static constexpr int smem_bytes = 2 * buffer_bytes;                             // 60 KB
   static constexpr int a_loads = Grid::tile_m * chunks_per_row / Grid::threads;  // 16-byte chunks per thread per slice
@@ -77,7 +74,7 @@ struct PaddedRows {
 }  // namespace mma_ldmatrix_step
 
 template <typename T, typename S = mma_ldmatrix_step::Default>
-__global__ void __launch_bounds__(S::threads, S::blocks_per_sm)
+__global__ void __launch_bounds__(S::threads, 1)
     gemm_mma_ldmatrix_kernel(const T* __restrict__ a, const T* __restrict__ b, float* __restrict__ c, int m, int n,
                              int k, bool a_aligned, bool b_aligned) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -127,37 +124,27 @@ __global__ void __launch_bounds__(S::threads, S::blocks_per_sm)
   };
 
   typename S::Accumulators acc = {};
-  Fragments frag[S::double_fragments ? 2 : 1];
+  Fragments frag[2];
   const int slices = cudalabs::ceil_div(k, slice_k);
   fetch(0);
   stash(buffer(0));
   if (slices > 1) fetch(1);  // in flight during slice 0
   __syncthreads();
-  if constexpr (S::double_fragments) load(frag[0], 0, 0);
+  load(frag[0], 0, 0);
   for (int s = 0; s < slices; ++s) {
 #pragma unroll
     for (int step = 0; step < k_steps; ++step) {
-      if constexpr (S::double_fragments) {
-        if (step + 1 < k_steps) {
-          load(frag[(step + 1) % 2], s, step + 1);
-        } else {
-          // Publish slice s+1 and put slice s+2 in flight. The other buffer was
-          // last read (slice s-1's fragments) before the previous barrier.
-          if (s + 1 < slices) stash(buffer(s + 1));
-          if (s + 2 < slices) fetch(s + 2);
-          __syncthreads();
-          if (s + 1 < slices) load(frag[0], s + 1, 0);
-        }
-        mma_fragments<T>(acc, frag[step % 2]);
+      if (step + 1 < k_steps) {
+        load(frag[(step + 1) % 2], s, step + 1);
       } else {
-        load(frag[0], s, step);
-        mma_fragments<T>(acc, frag[0]);
-        if (step + 1 == k_steps) {
-          if (s + 1 < slices) stash(buffer(s + 1));
-          if (s + 2 < slices) fetch(s + 2);
-          __syncthreads();
-        }
+        // Publish slice s+1 and put slice s+2 in flight. The other buffer was
+        // last read (slice s-1's fragments) before the previous barrier.
+        if (s + 1 < slices) stash(buffer(s + 1));
+        if (s + 2 < slices) fetch(s + 2);
+        __syncthreads();
+        if (s + 1 < slices) load(frag[0], s + 1, 0);
       }
+      mma_fragments<T>(acc, frag[step % 2]);
     }
   }
   store_warp_tile(c, m, n, tile.row0 + warp_row, tile.col0 + warp_col, acc);
