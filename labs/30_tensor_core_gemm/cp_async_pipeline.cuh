@@ -96,10 +96,14 @@ __global__ void __launch_bounds__(S::threads, 1)
   const SliceCopies<T, S::loads, S::a_loads, row_step> copies(a, b, m, n, k, tile, first_row, part);
   const int chunk0 = SwizzledRows{}(first_row, part);
 
-  auto stage = [&](int slice) { return smem + (slice % stages) * S::stage_bytes; };
-  // Issues the copies of slice s into its stage; no wait.
-  auto load_slice = [&](int s) {
-    unsigned char* dst = stage(s) + chunk0;
+  // Stage i of the ring. Which stage a slice uses is counted along (next),
+  // not computed as slice % stages: a division by 3 is a multiply-high and a
+  // multiply-subtract, in every slice of every warp.
+  auto stage = [&](int i) { return smem + i * S::stage_bytes; };
+  auto next = [](int i) { return i + 1 == stages ? 0 : i + 1; };
+  // Issues the copies of slice s into stage `into`; no wait.
+  auto load_slice = [&](int s, int into) {
+    unsigned char* dst = stage(into) + chunk0;
     if (a_aligned && b_aligned) {
       copies.for_each_aligned(s * slice_k, k, [&](int i, const T* src, bool inside) {
         cudalabs::ptx::cp_async_16(dst + i * row_step * row_bytes, inside ? src : a, inside ? 16 : 0);  // 0: zeros
@@ -113,8 +117,8 @@ __global__ void __launch_bounds__(S::threads, 1)
   };
   using Fragments = typename S::Fragments;
   const LaneOffsets<k_steps> lane_at(warp_row, warp_col, SwizzledRows{});
-  auto load = [&](Fragments& f, int slice, int step) {
-    const unsigned char* as = stage(slice);
+  auto load = [&](Fragments& f, int from, int step) {
+    const unsigned char* as = stage(from);
     load_fragments<T>(f, as, as + tile_m * row_bytes, lane_at, step, row_bytes);
   };
 
@@ -123,7 +127,7 @@ __global__ void __launch_bounds__(S::threads, 1)
   // groups pending" once s + stages - 1 groups are committed.
 #pragma unroll
   for (int s = 0; s < stages - 1; ++s) {
-    if (s < slices) load_slice(s);
+    if (s < slices) load_slice(s, s);
     cudalabs::ptx::cp_async_commit();
   }
   cudalabs::ptx::cp_async_wait<stages - 2>();  // slice 0 has landed (this thread's copies)
@@ -131,22 +135,25 @@ __global__ void __launch_bounds__(S::threads, 1)
 
   typename S::Accumulators acc = {};
   Fragments frag[2];
-  load(frag[0], 0, 0);
+  int read = 0, write = stages - 1;  // the stages of slice s and of slice s + stages - 1
+  load(frag[0], read, 0);
   for (int s = 0; s < slices; ++s) {
 #pragma unroll
     for (int step = 0; step < k_steps; ++step) {
       if (step == 0) {
         // Refill the stage slice s-1 used: all its fragments were loaded
         // before the barrier at the end of slice s-1.
-        if (s + stages - 1 < slices) load_slice(s + stages - 1);
+        if (s + stages - 1 < slices) load_slice(s + stages - 1, write);
         cudalabs::ptx::cp_async_commit();
+        write = next(write);
       }
       if (step + 1 < k_steps) {
-        load(frag[(step + 1) % 2], s, step + 1);
+        load(frag[(step + 1) % 2], read, step + 1);
       } else {
         cudalabs::ptx::cp_async_wait<stages - 2>();  // slice s+1 has landed (this thread's copies) ...
         __syncthreads();  // ... and everyone's; and every warp is done loading from slice s's stage
-        if (s + 1 < slices) load(frag[(step + 1) % 2], s + 1, 0);
+        read = next(read);
+        if (s + 1 < slices) load(frag[(step + 1) % 2], read, 0);
       }
       mma_fragments<T>(acc, frag[step % 2]);
     }

@@ -46,12 +46,11 @@
 #include "gemm_tile.cuh"
 
 namespace mma_ldmatrix_step {
-inline constexpr int slice_bytes = 64;              // of k per row per slice: two 32-byte k-steps
+inline constexpr int slice_bytes = 128;             // of k per row per slice: two 32-byte k-steps
 inline constexpr int k_steps = slice_bytes / 32;
 inline constexpr int row_bytes = slice_bytes + 16;  // padded: 5 bank groups of 16 bytes
 inline constexpr int chunks_per_row = slice_bytes / 16;
 static_assert((row_bytes / 16) % 2 == 1, "an odd number of 16-byte units per row keeps ldmatrix conflict-free");
-static_assert(k_steps % 2 == 0, "the last k-step of a slice uses fragment buffer 1, the next slice's first buffer 0");
 
 // The block's warps (gemm_tile.cuh's WarpGrid) and what follows from them.
 template <typename Grid>
@@ -124,27 +123,25 @@ __global__ void __launch_bounds__(S::threads, 1)
   };
 
   typename S::Accumulators acc = {};
-  Fragments frag[2];
+  Fragments frag;
   const int slices = cudalabs::ceil_div(k, slice_k);
   fetch(0);
   stash(buffer(0));
   if (slices > 1) fetch(1);  // in flight during slice 0
   __syncthreads();
-  load(frag[0], 0, 0);
   for (int s = 0; s < slices; ++s) {
 #pragma unroll
     for (int step = 0; step < k_steps; ++step) {
-      if (step + 1 < k_steps) {
-        load(frag[(step + 1) % 2], s, step + 1);
-      } else {
-        // Publish slice s+1 and put slice s+2 in flight. The other buffer was
-        // last read (slice s-1's fragments) before the previous barrier.
+      load(frag, s, step);
+      if (step + 1 == k_steps) {
+        // Slice s's last fragments are in registers: publish slice s+1 and
+        // put slice s+2 in flight. The other buffer was last read (slice
+        // s-1's fragments) before the previous barrier.
         if (s + 1 < slices) stash(buffer(s + 1));
         if (s + 2 < slices) fetch(s + 2);
         __syncthreads();
-        if (s + 1 < slices) load(frag[0], s + 1, 0);
       }
-      mma_fragments<T>(acc, frag[step % 2]);
+      mma_fragments<T>(acc, frag);
     }
   }
   store_warp_tile(c, m, n, tile.row0 + warp_row, tile.col0 + warp_col, acc);
