@@ -1,14 +1,16 @@
 #pragma once
 // Step 3 — cp.async, a three-stage pipeline, XOR-swizzled shared memory.
 //
-// Step 2's block (128×256, 8 warps of 64×64) and warp loop (double-buffered
-// fragments), with the global -> shared copy replaced:
+// Step 2's block (128×256, 8 warps of 64×64), its 128-byte slices and its
+// warp loop, with the global -> shared copy replaced:
 //   1. cp.async copies global -> shared without the registers and without
 //      waiting: a thread issues its slice's copies and goes on to its mma.
-//      Step 2 held 24 registers per thread of staged chunks per 64 bytes of
-//      k; here a slice can be twice as deep (64 elements, 128 bytes per row,
-//      4 k-steps) at no register cost, and half the barriers: one per 128
-//      mma per warp instead of one per 64.
+//      Step 2 held 48 registers per thread of staged chunks and, to fit
+//      them, single-buffered its fragments; here the 48 registers are free,
+//      and the fragments are double-buffered: the ldmatrix of k-step t+1 are
+//      issued before the mma of k-step t, so a warp does not wait on its own
+//      shared-memory loads (after the barrier, the first fragments of the next
+//      slice load while the last k-step of this one multiplies).
 //   2. Three stages instead of two buffers: slices s+1 and s+2 are in flight
 //      while slice s is multiplied. One slice is 2·128·256·64 = 4.2 MFLOP,
 //      ~0.9 µs on one SM at mma.sync's rate (about 2/3 of wgmma's 4096 FLOP
@@ -26,8 +28,8 @@
 //
 // Budgets: shared memory 3 stages × 384 rows × 128 bytes = 144 KB (dynamic,
 // opted in), one block of 256 threads per SM; registers: 128 accumulators +
-// 2 × 32 fragment registers + addresses, no staged chunks: 252 registers on the
-// H100 (the resources table in results/h100/transcripts/30_tensor_core_gemm.txt).
+// 2 × 32 fragment registers + addresses, no staged chunks: 234 registers (ptxas,
+// sm_90; the resources table in results/h100/transcripts/30_tensor_core_gemm.txt).
 //
 // Where rows are not 16-byte aligned (k not a multiple of 8) a chunk cannot
 // be one cp.async: those shapes store chunks synchronously (gemm_tile.cuh),

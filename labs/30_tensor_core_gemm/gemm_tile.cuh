@@ -83,26 +83,25 @@ __device__ inline uint4 load_chunk_or_zeros(const T* __restrict__ matrix, int ro
 // stacked tile (A's tile_m rows, then B's), for i < Loads, A's for i <
 // ALoads. The rows do not change from slice to slice, so what depends on them
 // is computed once: where each row starts, and whether it lies inside its
-// matrix (one bit per copy). Recomputed per copy (row, the matrix pointer
-// from the constant bank, a 64-bit multiply, the bounds), the 12 copies of a
-// step-3 slice took more issue slots than the warp's 128 mma (Nsight Compute,
-// session 6 call 4: results/h100/runs/20261123-s6-call4/). Precomputed but
-// still checked per copy (bit test, compare, two selects of a 64-bit source),
-// they took about 130 instructions per slice, as many as the 128 mma
-// (session 7 call 2: runs/20261123-s7-call2/ncu3_src.csv.gz). Most tiles lie
-// wholly inside A and B, though — every tile at 8192³ — and most slices
-// wholly inside k: there a copy is a 64-bit add and the copy itself. Host and
-// device: slice_copies_test.cu checks every copy's source against the plain
-// formula on the CPU, inside and at the edges.
+// matrix (one bit per copy). A slice then costs, per copy, an address add and
+// a select. Recomputed per copy (row, the matrix pointer from the constant
+// bank, a 64-bit multiply, the bounds), the 12 copies of a step-3 slice took
+// more issue slots than the warp's 128 mma (Nsight Compute, session 6 call
+// 4: results/h100/runs/20261123-s6-call4/). What is left, about 130
+// instructions per slice (bit test, compare, two selects of a 64-bit source
+// per copy), was measured not to matter: a second, unchecked loop for tiles
+// lying wholly inside was no faster — the compiler ran both loops, predicated,
+// and step 3 stayed at 0.615× cuBLAS (session 7 call 3:
+// results/h100/runs/20261123-s7-call3/). Host and device: slice_copies_test.cu
+// checks every copy's source against the plain formula on the CPU.
 template <typename T, int Loads, int ALoads, int RowStep>
 struct SliceCopies {
   const T* a_row;                // A's row of copy 0, at the thread's chunk
   const T* b_row;                // B's row of copy ALoads, at the thread's chunk
   std::int64_t row_stride;       // elements from one of the thread's rows to the next
   unsigned inside = 0;           // bit i: copy i's row lies inside its matrix
-  bool all_inside;               // every bit set: the thread's rows lie inside A and B
   int first_col, a_row0, b_row0;  // the chunk's column in a slice; the rows of copies 0 and ALoads
-  static_assert(Loads < 32, "one bit per copy");
+  static_assert(Loads <= 32, "one bit per copy");
 
   __host__ __device__ SliceCopies(const T* a, const T* b, int m, int n, int k, TileCoord tile, int first_row,
                                   int part)
@@ -114,7 +113,6 @@ struct SliceCopies {
 #pragma unroll
 #endif
     for (int i = 0; i < Loads; ++i) inside |= static_cast<unsigned>(row(i) < (i < ALoads ? m : n)) << i;
-    all_inside = inside == (1u << Loads) - 1;
   }
   // Copy i's row of A (i < ALoads) or of B.
   __host__ __device__ int row(int i) const { return i < ALoads ? a_row0 + RowStep * i : b_row0 + RowStep * (i - ALoads); }
@@ -122,29 +120,17 @@ struct SliceCopies {
   // column is `col`, where rows are 16-byte aligned (rows_are_16_byte_aligned:
   // a chunk lies wholly in or out). `inside` is false where copy i lies
   // outside A or B; its source must then not be read. The pointer walks from
-  // row to row by one add. Two versions of the loop, both unrolled: no
-  // checks where the thread's rows and its chunk of the slice all lie inside
-  // (`inside` is then true, a constant the copy folds away), one bit test per
-  // copy elsewhere.
+  // row to row by one add, with no branch.
   template <typename Copy>
   __host__ __device__ void for_each_aligned(int col, int k, Copy copy) const {
     const bool col_inside = col + first_col < k;
-    if (all_inside && col_inside) {
-      walk(col, [&](int i, const T* p) { copy(i, p, true); });
-    } else {
-      walk(col, [&](int i, const T* p) { copy(i, p, col_inside & static_cast<bool>(inside >> i & 1u)); });
-    }
-  }
-  // Calls visit(i, source of copy i) for the Loads copies of the slice at `col`.
-  template <typename Visit>
-  __host__ __device__ void walk(int col, Visit visit) const {
     const T* p = a_row + col;
 #ifdef __CUDA_ARCH__  // fully unrolled on the device: copy(i, ...) indexes register arrays
 #pragma unroll
 #endif
     for (int i = 0; i < Loads; ++i) {
       if (i == ALoads) p = b_row + col;
-      visit(i, p);
+      copy(i, p, col_inside & static_cast<bool>(inside >> i & 1u));
       p += row_stride;
     }
   }

@@ -10,29 +10,40 @@
 // fragment load per mma (gemm_tile.cuh: WarpFragments, load_fragments,
 // mma_fragments). The accumulators go straight to C, guarded.
 //
-// The block: 8 warps (2×4), a 128×256 tile of C. Per 32-element slice of k it
-// reads 384 operand rows for 32768 outputs: 85 outputs per row read, against
-// 64 for a 128×128 tile (L2 → SM traffic is what a bigger tile saves).
+// The block: 8 warps (2×4), a 128×256 tile of C. Per slice of k it reads
+// 384 operand rows for 32768 outputs: 85 outputs per row read, against 64
+// for a 128×128 tile (L2 → SM traffic is what a bigger tile saves).
 //
 // The pipeline is lab 18's double buffering, in registers — no cp.async yet
 // (step 3): two shared-memory buffers; the global loads of slice s+2 are
-// issued right after slice s+1 is stored to shared memory, so a whole slice
-// of mma (2 k-steps × 32 mma × 8 warps) covers their latency; one barrier
-// per slice. And the fragments are double-buffered too: the ldmatrix of
-// k-step t+1 are issued before the mma of k-step t, so a warp never waits on
-// its own shared-memory loads (after the barrier, the first fragments of the
-// next slice load while the last k-step of this one multiplies).
+// issued right after slice s+1 is stored to shared memory, so one whole
+// slice of mma covers their latency; one barrier per slice. How deep a slice
+// is decides how much latency that is: 64 bytes of k (2 k-steps, 64 mma per
+// warp) was too little — the stores to shared memory waited on their loads
+// (STS stalled on the long scoreboard: 23% of Nsight Compute's samples,
+// results/h100/runs/20261123-s7-call2/ncu2_src.csv.gz) and the step ran at
+// 0.41× cuBLAS; 128 bytes (4 k-steps, 128 mma per warp) covers twice the
+// latency with half the barriers: 0.54× (same probe, same call:
+// results/h100/runs/20261123-s7-call3/probe_*.txt).
 //
-// Budgets (ptxas, sm_90): registers — 128 accumulators + 2 × 32 fragment
-// registers + 6 × 4 of staged 16-byte chunks + addresses: 255 registers and
-// 32 bytes spilled (results/h100/transcripts/30_tensor_core_gemm.txt); shared memory — 2 buffers × 384 rows × 80 bytes = 60 KB
-// (dynamic, opted in above 48 KB). One block of 256 threads per SM: 8 warps,
-// 2 per scheduler.
+// The price is registers: a 128-byte slice stages 12 chunks of 16 bytes per
+// thread (48 registers). To fit, the fragments are single-buffered: a warp
+// loads k-step t's fragments, then multiplies them, and the scheduler's other
+// warp multiplies while it waits on its ldmatrix (2 warps per scheduler).
+// Double-buffered fragments (32 more registers) were no faster in the bare
+// fragment loop (runs/20261123-s6-call6/probe_new.txt), and with a 128-byte
+// slice they would spill.
+//
+// Budgets (ptxas, sm_90): registers — 128 accumulators + 32 fragment
+// registers + 48 of staged chunks + addresses: 252 registers, no spill (the
+// resources table in results/h100/transcripts/30_tensor_core_gemm.txt);
+// shared memory — 2 buffers × 384 rows × 144 bytes = 108 KB (dynamic, opted
+// in above 48 KB). One block of 256 threads per SM: 8 warps, 2 per scheduler.
 //
 // Shared-memory layout of one buffer: A rows 0-127 then B rows 0-255, each row
-// 64 bytes of k (32 FP16/BF16 elements, 16 TF32) padded to 80 bytes: the
-// 8 row addresses of one ldmatrix matrix are 80 bytes apart, 8 distinct
-// 16-byte bank groups (80 = 5 × 16, 5 odd): no bank conflict.
+// 128 bytes of k (64 FP16/BF16 elements, 32 TF32) padded to 144 bytes: the
+// 8 row addresses of one ldmatrix matrix are 144 bytes apart, 8 distinct
+// 16-byte bank groups (144 = 9 × 16, 9 odd): no bank conflict.
 //
 // The kernel is written in bytes of k, not elements, so that tf32_mma.cuh
 // runs the same kernel on floats: 32 bytes of k is one m16n8k16 step on
@@ -46,17 +57,17 @@
 #include "gemm_tile.cuh"
 
 namespace mma_ldmatrix_step {
-inline constexpr int slice_bytes = 128;             // of k per row per slice: two 32-byte k-steps
+inline constexpr int slice_bytes = 128;             // of k per row per slice: four 32-byte k-steps
 inline constexpr int k_steps = slice_bytes / 32;
-inline constexpr int row_bytes = slice_bytes + 16;  // padded: 5 bank groups of 16 bytes
+inline constexpr int row_bytes = slice_bytes + 16;  // padded: 9 bank groups of 16 bytes
 inline constexpr int chunks_per_row = slice_bytes / 16;
 static_assert((row_bytes / 16) % 2 == 1, "an odd number of 16-byte units per row keeps ldmatrix conflict-free");
 
 // The block's warps (gemm_tile.cuh's WarpGrid) and what follows from them.
 template <typename Grid>
 struct Config : Grid {
-  static constexpr int buffer_bytes = (Grid::tile_m + Grid::tile_n) * row_bytes;  // 30 KB
-  static constexpr int smem_bytes = 2 * buffer_bytes;                             // 60 KB
+  static constexpr int buffer_bytes = (Grid::tile_m + Grid::tile_n) * row_bytes;  // 54 KB
+  static constexpr int smem_bytes = 2 * buffer_bytes;                             // 108 KB
   static constexpr int a_loads = Grid::tile_m * chunks_per_row / Grid::threads;  // 16-byte chunks per thread per slice
   static constexpr int loads = (Grid::tile_m + Grid::tile_n) * chunks_per_row / Grid::threads;
   static_assert(Grid::tile_m * chunks_per_row % Grid::threads == 0 &&
@@ -146,7 +157,7 @@ __global__ void __launch_bounds__(S::threads, 1)
   }
   store_warp_tile(c, m, n, tile.row0 + warp_row, tile.col0 + warp_col, acc);
   // END SOLUTION
-  // STUB: // TODO: 128×256 tile, 8 warps of 64×64 (WarpFragments); slices of 64 bytes of k in padded rows, two buffers: the next
+  // STUB: // TODO: 128×256 tile, 8 warps of 64×64 (WarpFragments); slices of 128 bytes of k in padded rows, two buffers: the next
   // STUB: // slice's loads into registers while mma.sync runs on this one (load_fragments, mma_32_bytes_of_k); store C.
 #else
   (void)a, (void)b, (void)c, (void)m, (void)n, (void)k, (void)a_aligned, (void)b_aligned;

@@ -68,9 +68,10 @@ int main() {
     check_plan<__half, 128, 256, 256, 8>("cp_async fp16", s[0], s[1], s[2]);
     // Step 3 with 16 warps.
     check_plan<__nv_bfloat16, 128, 256, 512, 8>("cp_async bf16 512 threads", s[0], s[1], s[2]);
-    // Step 2: 128×256 tile, 256 threads, 4 chunks per row (64-byte slices); TF32 on floats.
-    check_plan<__half, 128, 256, 256, 4>("mma_ldmatrix fp16", s[0], s[1], s[2]);
-    check_plan<float, 128, 256, 256, 4>("mma_ldmatrix tf32", s[0], s[1], s[2]);
+    // Step 2 (and TF32, on floats): the same 8 chunks per row (128-byte slices).
+    check_plan<float, 128, 256, 256, 8>("mma_ldmatrix tf32", s[0], s[1], s[2]);
+    // 64-byte slices, 4 chunks per row (step 2 before session 7).
+    check_plan<__half, 128, 256, 256, 4>("64-byte slices fp16", s[0], s[1], s[2]);
   }
   std::printf("%ld copies checked, %d wrong\n", checked, failures);
   return failures == 0 ? 0 : 1;
