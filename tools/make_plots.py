@@ -40,6 +40,7 @@ REDUCTION_LABS = ("04_reduction", "06_reduction_v2", "07_reduction_v3")
 MATMUL_LABS = ("05_matmul", "09_template_matmul", "10_vectorized_matmul", "11_register_blocked_matmul",
                "18_matmul_cublas_gap")
 COPY = "d2d_copy_gbps"
+DEFAULT_FLAGS = {"dtype": "fp16"}  # lab 30's --dtype (its BF16 and TF32 runs are options)
 
 
 class Skip(Exception):
@@ -60,10 +61,12 @@ class Records:
         counts = {}
         for r in latest.values():
             counts.setdefault(r["lab"], collections.Counter())[flags(r)] += 1
-        # On a tie (lab 31: as many --causal records as not) the run with fewer
-        # toggles on is the main one: a toggle is an option, "0" its default.
+        # On a tie (lab 31: as many --causal records as not; lab 30: as many BF16 as
+        # FP16) the run closer to the defaults is the main one: a toggle is an option,
+        # "0" its default; DEFAULT_FLAGS names the other defaults.
         def main_flags(lab):
-            return max(counts[lab].items(), key=lambda kv: (kv[1], sum(v == "0" for _, v in kv[0])))[0]
+            return max(counts[lab].items(),
+                       key=lambda kv: (kv[1], sum(v == "0" or DEFAULT_FLAGS.get(k) == v for k, v in kv[0])))[0]
         main = {lab: main_flags(lab) for lab in counts}
         self.all = [r for r in latest.values() if flags(r) == main[r["lab"]]]
         self.gpu = next((r["gpu"] for r in self.all if r.get("gpu")), "unknown GPU")
@@ -685,7 +688,8 @@ def tuning_heatmap(variant, lab="28_tuning"):
 def tensor_core_ladder(d, tmp):
     """Lab 30: each tensor-core GEMM step as x cuBLAS in the same run, at the largest
     shape all steps ran (each at its largest where they share none)."""
-    recs = d.lab("30_tensor_core_gemm")
+    recs = d.lab("30_tensor_core_gemm")  # the main run's: one input type (Records)
+    dtype = recs[0].get("flags", {}).get("dtype")
     base = baseline_variants(recs)
     measured = [r for r in recs if r["variant"] not in base and r.get("vs_baseline")]
     if not measured:
@@ -702,7 +706,8 @@ def tensor_core_ladder(d, tmp):
              ("" if size else f" at {shape_text(r['size'])}"), r["vs_baseline"]] for r in picked]
     write_rows(tmp / "bars.csv", bars)
     return {"nbars": len(bars), "ymax": 1.25 * max([1] + [b[1] for b in bars]),
-            "size_note": f"{shape_text(dict(size))} (M x N x K)" if size else "each step at its largest shape",
+            "size_note": (f"{shape_text(dict(size))} (M x N x K)" if size else "each step at its largest shape") +
+                         (f", {dtype.upper()}" if dtype else ""),
             "blas_note": f"{main} (the library, same run) = 1x"}
 
 
