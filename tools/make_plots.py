@@ -40,7 +40,8 @@ REDUCTION_LABS = ("04_reduction", "06_reduction_v2", "07_reduction_v3")
 MATMUL_LABS = ("05_matmul", "09_template_matmul", "10_vectorized_matmul", "11_register_blocked_matmul",
                "18_matmul_cublas_gap")
 COPY = "d2d_copy_gbps"
-DEFAULT_FLAGS = {"dtype": "fp16"}  # lab 30's --dtype (its BF16 and TF32 runs are options)
+# Flag defaults that are not "0", per lab (the records carry each flag's value, defaults included).
+DEFAULT_FLAGS = {"30_tensor_core_gemm": {"dtype": "fp16"}}  # its BF16 and TF32 runs are options
 
 
 class Skip(Exception):
@@ -66,7 +67,8 @@ class Records:
         # "0" its default; DEFAULT_FLAGS names the other defaults.
         def main_flags(lab):
             return max(counts[lab].items(),
-                       key=lambda kv: (kv[1], sum(v == "0" or DEFAULT_FLAGS.get(k) == v for k, v in kv[0])))[0]
+                       key=lambda kv: (kv[1], sum(v == "0" or DEFAULT_FLAGS.get(lab, {}).get(k) == v
+                                                  for k, v in kv[0])))[0]
         main = {lab: main_flags(lab) for lab in counts}
         self.all = [r for r in latest.values() if flags(r) == main[r["lab"]]]
         self.gpu = next((r["gpu"] for r in self.all if r.get("gpu")), "unknown GPU")

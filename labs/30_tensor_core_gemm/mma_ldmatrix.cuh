@@ -21,7 +21,7 @@
 // is decides how much latency that is: 64 bytes of k (2 k-steps, 64 mma per
 // warp) was too little — the stores to shared memory waited on their loads
 // (STS stalled on the long scoreboard: 23% of Nsight Compute's samples,
-// results/h100/runs/20261123-s7-call2/ncu2_src.csv.gz) and the step ran at
+// results/h100/runs/20261123-s7-call2/ncu2_src.txt.gz) and the step ran at
 // 0.41× cuBLAS; 128 bytes (4 k-steps, 128 mma per warp) covers twice the
 // latency with half the barriers: 0.54× (same probe, same call:
 // results/h100/runs/20261123-s7-call3/probe_*.txt).
