@@ -35,6 +35,7 @@
 // be one cp.async: those shapes store chunks synchronously (gemm_tile.cuh),
 // and the barrier that publishes a stage publishes them too.
 #include <cstdint>
+#include <utility>
 
 #include <cudalabs/error.hpp>
 #include <cudalabs/mma.cuh>
@@ -50,9 +51,10 @@ static_assert(k_steps >= 2 && k_steps % 2 == 0,
               "a slice's last k-step uses fragment buffer 1 while the next slice's first loads into buffer 0");
 
 // The block's warps (gemm_tile.cuh's WarpGrid), the stages, and what follows.
-template <typename Grid, int Stages>
+template <typename Grid, int Stages, int CopyParts = 1>
 struct Config : Grid {
   static constexpr int stages = Stages;
+  static constexpr int copy_parts = CopyParts;  // EXPERIMENT lab30-next: a slice's copies in this many parts
   static constexpr int stage_bytes = (Grid::tile_m + Grid::tile_n) * row_bytes;
   static constexpr int smem_bytes = stages * stage_bytes;
   static constexpr int a_loads = Grid::tile_m * chunks_per_row / Grid::threads;  // 16-byte chunks per thread per slice
@@ -64,6 +66,17 @@ struct Config : Grid {
 };
 // 8 warps (2×4) of 64×64, a 128×256 tile, 3 stages.
 using Default = Config<WarpGrid<2, 4, 4, 4>, 3>;
+
+// f(integral_constant<int, 0>{}) ... f(integral_constant<int, N - 1>{}), in order:
+// a loop whose index is a compile-time constant in the body.
+template <int N, typename F, int... I>
+__device__ __forceinline__ void static_for_impl(F&& f, std::integer_sequence<int, I...>) {
+  (f(std::integral_constant<int, I>{}), ...);
+}
+template <int N, typename F>
+__device__ __forceinline__ void static_for(F&& f) {
+  static_for_impl<N>(f, std::make_integer_sequence<int, N>{});
+}
 
 // Byte offset of chunk `unit` of row `row` in a stage: chunk unit XOR (row mod 8).
 struct SwizzledRows {
@@ -103,6 +116,26 @@ __global__ void __launch_bounds__(S::threads, 1)
   // multiply-subtract, in every slice of every warp.
   auto stage = [&](int i) { return smem + i * S::stage_bytes; };
   auto next = [](int i) { return i + 1 == stages ? 0 : i + 1; };
+  // Issues part `Part` of k_steps parts of slice s's copies into stage `into`
+  // (EXPERIMENT lab30-next: spread over the k-steps instead of all at step 0).
+  constexpr int copy_parts = S::copy_parts;  // the slice's copies go out at k-steps 0, k_steps / copy_parts, ...
+  static_assert(S::loads % copy_parts == 0 && k_steps % copy_parts == 0, "the copies split evenly");
+  constexpr int per_step = S::loads / copy_parts;
+  auto load_part = [&](auto part_tag, int s, int into) {
+    constexpr int part_index = decltype(part_tag)::value;
+    unsigned char* dst = stage(into) + chunk0;
+    if (a_aligned && b_aligned) {
+      copies.template for_each_aligned_part<part_index * per_step, per_step>(
+          s * slice_k, k, [&](int i, const T* src, bool inside) {
+            cudalabs::ptx::cp_async_16(dst + i * row_step * row_bytes, inside ? src : a, inside ? 16 : 0);
+          });
+    } else {
+#pragma unroll
+      for (int i = part_index * per_step; i < (part_index + 1) * per_step; ++i)
+        *reinterpret_cast<uint4*>(dst + i * row_step * row_bytes) =
+            copies.load_unaligned(i, s * slice_k, a, b, m, n, k);
+    }
+  };
   // Issues the copies of slice s into stage `into`; no wait.
   auto load_slice = [&](int s, int into) {
     unsigned char* dst = stage(into) + chunk0;
@@ -140,13 +173,15 @@ __global__ void __launch_bounds__(S::threads, 1)
   int read = 0, write = stages - 1;  // the stages of slice s and of slice s + stages - 1
   load(frag[0], read, 0);
   for (int s = 0; s < slices; ++s) {
-#pragma unroll
-    for (int step = 0; step < k_steps; ++step) {
-      if (step == 0) {
-        // Refill the stage slice s-1 used: all its fragments were loaded
-        // before the barrier at the end of slice s-1.
-        if (s + stages - 1 < slices) load_slice(s + stages - 1, write);
-        cudalabs::ptx::cp_async_commit();
+    const bool refill = s + stages - 1 < slices;
+    static_for<k_steps>([&](auto step_tag) {
+      constexpr int step = decltype(step_tag)::value;
+      // Refill the stage slice s-1 used, a quarter per k-step: all its
+      // fragments were loaded before the barrier at the end of slice s-1.
+      if constexpr (step % (k_steps / copy_parts) == 0)
+        if (refill) load_part(std::integral_constant<int, step / (k_steps / copy_parts)>{}, s + stages - 1, write);
+      if (step == (copy_parts - 1) * (k_steps / copy_parts)) {  // after the slice's last part
+        cudalabs::ptx::cp_async_commit();  // one group per slice, as before
         write = next(write);
       }
       if (step + 1 < k_steps) {
@@ -158,7 +193,7 @@ __global__ void __launch_bounds__(S::threads, 1)
         if (s + 1 < slices) load(frag[(step + 1) % 2], read, 0);
       }
       mma_fragments<T>(acc, frag[step % 2]);
-    }
+    });
   }
   cudalabs::ptx::cp_async_wait<0>();  // no copy may outlive the block (they are all empty by now)
   store_warp_tile(c, m, n, tile.row0 + warp_row, tile.col0 + warp_col, acc);

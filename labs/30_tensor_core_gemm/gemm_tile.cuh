@@ -134,6 +134,22 @@ struct SliceCopies {
       p += row_stride;
     }
   }
+  // for_each_aligned for copies First .. First + Count - 1 only: a slice's
+  // copies can be issued in parts, between the mma of its k-steps.
+  template <int First, int Count, typename Copy>
+  __host__ __device__ void for_each_aligned_part(int col, int k, Copy copy) const {
+    static_assert(First >= 0 && Count >= 1 && First + Count <= Loads, "copies of this thread");
+    const bool col_inside = col + first_col < k;
+    const T* p = (First < ALoads ? a_row + row_stride * First : b_row + row_stride * (First - ALoads)) + col;
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int i = First; i < First + Count; ++i) {
+      if (i == ALoads && First < ALoads) p = b_row + col;
+      copy(i, p, col_inside & static_cast<bool>(inside >> i & 1u));
+      p += row_stride;
+    }
+  }
   // Copy i where rows are not aligned: element by element, zeros outside.
   __device__ uint4 load_unaligned(int i, int col, const T* a, const T* b, int m, int n, int k) const {
     const bool in_a = i < ALoads;
