@@ -25,16 +25,26 @@
 //      A padded row would also avoid the conflict but cannot take whole
 //      128-byte rows of cp.async at 128-byte-aligned addresses, and wastes
 //      1/9 of the shared memory.
+//   4. A slice's copies in two halves: each thread's 12 cp.async of slice
+//      s+2 go out 6 at k-step 0 and 6 at k-step 2, between the mma, not 12
+//      in one burst (~131 instructions per warp, 14% of Nsight Compute's
+//      stall samples sat there: results/h100/runs/20261123-s7-call2/ncu3_*).
+//      Measured in one process beside cuBLAS (results/h100/runs/
+//      20261123-s9-call1/probe.txt): one burst 0.624×, 0.633×, 0.508× cuBLAS
+//      at 8192³, 4096³, 4104³; two halves 0.634×, 0.643×, 0.544×; four
+//      quarters 0.573×, 0.569×, 0.489× (255 registers and 24 bytes spilled).
 //
 // Budgets: shared memory 3 stages × 384 rows × 128 bytes = 144 KB (dynamic,
 // opted in), one block of 256 threads per SM; registers: 128 accumulators +
-// 2 × 32 fragment registers + addresses, no staged chunks: 234 registers (ptxas,
-// sm_90; the resources table in results/h100/transcripts/30_tensor_core_gemm.txt).
+// 2 × 32 fragment registers + addresses, no staged chunks: 251 registers (ptxas,
+// sm_90; 234 with the copies in one burst; the resources table in
+// results/h100/transcripts/30_tensor_core_gemm.txt).
 //
 // Where rows are not 16-byte aligned (k not a multiple of 8) a chunk cannot
 // be one cp.async: those shapes store chunks synchronously (gemm_tile.cuh),
 // and the barrier that publishes a stage publishes them too.
 #include <cstdint>
+#include <utility>
 
 #include <cudalabs/error.hpp>
 #include <cudalabs/mma.cuh>
@@ -49,10 +59,12 @@ static_assert(chunks_per_row == 8, "the XOR below spreads 8 rows of 8 chunks ove
 static_assert(k_steps >= 2 && k_steps % 2 == 0,
               "a slice's last k-step uses fragment buffer 1 while the next slice's first loads into buffer 0");
 
-// The block's warps (gemm_tile.cuh's WarpGrid), the stages, and what follows.
-template <typename Grid, int Stages>
+// The block's warps (gemm_tile.cuh's WarpGrid), the stages, the parts a
+// slice's copies are issued in (item 4), and what follows.
+template <typename Grid, int Stages, int CopyParts = 2>
 struct Config : Grid {
   static constexpr int stages = Stages;
+  static constexpr int copy_parts = CopyParts;
   static constexpr int stage_bytes = (Grid::tile_m + Grid::tile_n) * row_bytes;
   static constexpr int smem_bytes = stages * stage_bytes;
   static constexpr int a_loads = Grid::tile_m * chunks_per_row / Grid::threads;  // 16-byte chunks per thread per slice
@@ -60,10 +72,25 @@ struct Config : Grid {
   static_assert(Grid::tile_m * chunks_per_row % Grid::threads == 0 &&
                     loads * Grid::threads == (Grid::tile_m + Grid::tile_n) * chunks_per_row,
                 "every thread copies the same number of 16-byte chunks of A and of B");
+  static_assert(loads % copy_parts == 0 && k_steps % copy_parts == 0, "the copies split evenly over the k-steps");
   static_assert(Grid::threads % chunks_per_row == 0, "a thread copies the same chunk of every row it copies");
 };
-// 8 warps (2×4) of 64×64, a 128×256 tile, 3 stages.
+// 8 warps (2×4) of 64×64, a 128×256 tile, 3 stages, copies in 2 parts.
 using Default = Config<WarpGrid<2, 4, 4, 4>, 3>;
+
+template <int V>
+using constant = std::integral_constant<int, V>;  // a compile-time int passed as an argument
+
+// f(constant<0>{}) ... f(constant<N - 1>{}), in order: a loop whose index is
+// a compile-time constant in the body.
+template <int N, typename F, int... I>
+__device__ __forceinline__ void static_for_impl(F&& f, std::integer_sequence<int, I...>) {
+  (f(constant<I>{}), ...);
+}
+template <int N, typename F>
+__device__ __forceinline__ void static_for(F&& f) {
+  static_for_impl<N>(f, std::make_integer_sequence<int, N>{});
+}
 
 // Byte offset of chunk `unit` of row `row` in a stage: chunk unit XOR (row mod 8).
 struct SwizzledRows {
@@ -103,20 +130,23 @@ __global__ void __launch_bounds__(S::threads, 1)
   // multiply-subtract, in every slice of every warp.
   auto stage = [&](int i) { return smem + i * S::stage_bytes; };
   auto next = [](int i) { return i + 1 == stages ? 0 : i + 1; };
-  // Issues the copies of slice s into stage `into`; no wait.
-  auto load_slice = [&](int s, int into) {
+  // Issues this thread's copies First .. First + Count - 1 of slice s (two
+  // compile-time constants) into stage `into`; no wait.
+  auto issue_copies = [&](auto first, auto count, int s, int into) {
+    constexpr int First = decltype(first)::value, Count = decltype(count)::value;
     unsigned char* dst = stage(into) + chunk0;
     if (a_aligned && b_aligned) {
-      copies.for_each_aligned(s * slice_k, k, [&](int i, const T* src, bool inside) {
+      copies.template for_each_aligned_part<First, Count>(s * slice_k, k, [&](int i, const T* src, bool inside) {
         cudalabs::ptx::cp_async_16(dst + i * row_step * row_bytes, inside ? src : a, inside ? 16 : 0);  // 0: zeros
       });
     } else {  // k % 8 != 0: element by element, stored synchronously
 #pragma unroll
-      for (int i = 0; i < S::loads; ++i)
+      for (int i = First; i < First + Count; ++i)
         *reinterpret_cast<uint4*>(dst + i * row_step * row_bytes) =
             copies.load_unaligned(i, s * slice_k, a, b, m, n, k);
     }
   };
+  constexpr int per_part = S::loads / S::copy_parts, steps_per_part = k_steps / S::copy_parts;
   using Fragments = typename S::Fragments;
   const LaneOffsets<k_steps> lane_at(warp_row, warp_col, SwizzledRows{});
   auto load = [&](Fragments& f, int from, int step) {
@@ -129,7 +159,7 @@ __global__ void __launch_bounds__(S::threads, 1)
   // groups pending" once s + stages - 1 groups are committed.
 #pragma unroll
   for (int s = 0; s < stages - 1; ++s) {
-    if (s < slices) load_slice(s, s);
+    if (s < slices) issue_copies(constant<0>{}, constant<S::loads>{}, s, s);  // the whole slice
     cudalabs::ptx::cp_async_commit();
   }
   cudalabs::ptx::cp_async_wait<stages - 2>();  // slice 0 has landed (this thread's copies)
@@ -140,13 +170,15 @@ __global__ void __launch_bounds__(S::threads, 1)
   int read = 0, write = stages - 1;  // the stages of slice s and of slice s + stages - 1
   load(frag[0], read, 0);
   for (int s = 0; s < slices; ++s) {
-#pragma unroll
-    for (int step = 0; step < k_steps; ++step) {
-      if (step == 0) {
-        // Refill the stage slice s-1 used: all its fragments were loaded
-        // before the barrier at the end of slice s-1.
-        if (s + stages - 1 < slices) load_slice(s + stages - 1, write);
-        cudalabs::ptx::cp_async_commit();
+    const bool refill = s + stages - 1 < slices;
+    static_for<k_steps>([&](auto step_tag) {
+      constexpr int step = decltype(step_tag)::value;
+      // Refill the stage slice s-1 used, one share every steps_per_part k-steps:
+      // all its fragments were loaded before the barrier at the end of slice s-1.
+      if constexpr (step % steps_per_part == 0)
+        if (refill) issue_copies(constant<step / steps_per_part * per_part>{}, constant<per_part>{}, s + stages - 1, write);
+      if (step == (S::copy_parts - 1) * steps_per_part) {  // the slice's last share is out
+        cudalabs::ptx::cp_async_commit();  // one group per slice, empty or not
         write = next(write);
       }
       if (step + 1 < k_steps) {
@@ -158,13 +190,14 @@ __global__ void __launch_bounds__(S::threads, 1)
         if (s + 1 < slices) load(frag[(step + 1) % 2], read, 0);
       }
       mma_fragments<T>(acc, frag[step % 2]);
-    }
+    });
   }
   cudalabs::ptx::cp_async_wait<0>();  // no copy may outlive the block (they are all empty by now)
   store_warp_tile(c, m, n, tile.row0 + warp_row, tile.col0 + warp_col, acc);
   // END SOLUTION
   // STUB: // TODO: mma_ldmatrix's warp tiling with a 3-stage cp.async pipeline of 128-byte k slices in XOR-swizzled rows:
-  // STUB: // keep two slices in flight (cp.async.commit_group / wait_group) while the warps compute on the third.
+  // STUB: // keep two slices in flight (cp.async.commit_group / wait_group) while the warps compute on the third,
+  // STUB: // each slice's copies issued in two shares between the mma of its k-steps.
 #else
   (void)a, (void)b, (void)c, (void)m, (void)n, (void)k, (void)a_aligned, (void)b_aligned;
   __trap();  // never launched: the host checks for compute capability 8.0 first

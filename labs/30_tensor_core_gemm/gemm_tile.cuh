@@ -121,18 +121,30 @@ struct SliceCopies {
   // a chunk lies wholly in or out). `inside` is false where copy i lies
   // outside A or B; its source must then not be read. The pointer walks from
   // row to row by one add, with no branch.
-  template <typename Copy>
-  __host__ __device__ void for_each_aligned(int col, int k, Copy copy) const {
+  // Calls copy(i, source, inside) for copies First .. First + Count - 1 of the
+  // slice whose first column is `col`, where rows are 16-byte aligned
+  // (rows_are_16_byte_aligned: a chunk lies wholly in or out). `inside` is
+  // false where copy i lies outside A or B; its source must then not be read.
+  // The pointer walks from row to row by one add, with no branch. Step 3
+  // issues a slice's copies in parts between its mma (cp_async_pipeline.cuh).
+  template <int First, int Count, typename Copy>
+  __host__ __device__ void for_each_aligned_part(int col, int k, Copy copy) const {
+    static_assert(First >= 0 && Count >= 1 && First + Count <= Loads, "copies of this thread");
     const bool col_inside = col + first_col < k;
-    const T* p = a_row + col;
+    const T* p = (First < ALoads ? a_row + row_stride * First : b_row + row_stride * (First - ALoads)) + col;
 #ifdef __CUDA_ARCH__  // fully unrolled on the device: copy(i, ...) indexes register arrays
 #pragma unroll
 #endif
-    for (int i = 0; i < Loads; ++i) {
-      if (i == ALoads) p = b_row + col;
+    for (int i = First; i < First + Count; ++i) {
+      if (i == ALoads && First < ALoads) p = b_row + col;
       copy(i, p, col_inside & static_cast<bool>(inside >> i & 1u));
       p += row_stride;
     }
+  }
+  // Every copy of the slice (steps 2 and 3's prologue).
+  template <typename Copy>
+  __host__ __device__ void for_each_aligned(int col, int k, Copy copy) const {
+    for_each_aligned_part<0, Loads>(col, k, copy);
   }
   // Copy i where rows are not aligned: element by element, zeros outside.
   __device__ uint4 load_unaligned(int i, int col, const T* a, const T* b, int m, int n, int k) const {

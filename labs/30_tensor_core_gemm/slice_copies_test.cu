@@ -10,6 +10,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 #include "gemm_tile.cuh"
@@ -18,6 +19,22 @@ namespace {
 
 int failures = 0;
 long checked = 0;
+
+struct Copy {
+  int i;
+  const void* src;
+  bool inside;
+  bool operator==(const Copy&) const = default;
+};
+
+// The copies for_each_aligned_part hands out over Parts parts, in order.
+template <int Parts, int Loads, typename C, int... P>
+std::vector<Copy> copies_in_parts(const C& copies, int col, int k, std::integer_sequence<int, P...>) {
+  std::vector<Copy> out;
+  auto add = [&](int i, const void* src, bool inside) { out.push_back({i, inside ? src : nullptr, inside}); };
+  (copies.template for_each_aligned_part<P * (Loads / Parts), Loads / Parts>(col, k, add), ...);
+  return out;
+}
 
 // The steps' copy plans: Loads and ALoads of a tile_m × tile_n tile with
 // `threads` threads moving chunks_per_row chunks of each row per slice.
@@ -36,7 +53,9 @@ void check_plan(const char* name, int m, int n, int k) {
         const SliceCopies<T, loads, a_loads, row_step> copies(a.data(), b.data(), m, n, k, tile, first_row, part);
         for (int slice = 0; slice < cudalabs::ceil_div(k, slice_k); ++slice) {
           int seen = 0;
+          std::vector<Copy> whole;
           copies.for_each_aligned(slice * slice_k, k, [&](int i, const T* src, bool inside) {
+            whole.push_back({i, inside ? src : nullptr, inside});
             ++seen, ++checked;
             const int stacked = first_row + row_step * i;  // row of the block's stacked tile
             const bool in_a = stacked < TileM;
@@ -52,6 +71,14 @@ void check_plan(const char* name, int m, int n, int k) {
             }
           });
           if (seen != loads && failures++ < 10) std::printf("FAIL %s: %d copies per slice, expected %d\n", name, seen, loads);
+          // The same copies in 2 parts (and 4 where they divide): for_each_aligned_part.
+          const int col0 = slice * slice_k;
+          bool parts_ok = copies_in_parts<2, loads>(copies, col0, k, std::make_integer_sequence<int, 2>{}) == whole;
+          if constexpr (loads % 4 == 0)
+            parts_ok = parts_ok && copies_in_parts<4, loads>(copies, col0, k, std::make_integer_sequence<int, 4>{}) == whole;
+          if (!parts_ok && failures++ < 10)
+            std::printf("FAIL %s m=%d n=%d k=%d thread %d slice %d: the copies in parts differ from the whole\n", name, m,
+                        n, k, tid, slice);
         }
       }
     }

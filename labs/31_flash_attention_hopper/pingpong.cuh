@@ -37,7 +37,11 @@
 // FLOP = ~4 K tensor-core clocks at d 128, ~2 K at d 64) is 15-30 % of a
 // turn: that is what the overlap can win back. Measured since (H100, git 065095d):
 // it did not: 431.8 vs 557.5 TFLOP/s for warp_specialized at d 128, N 4096,
-// fp16; the README's last section gives the likely reason and what to try.
+// fp16. The reason was the ring, not the schedule: a slot is released only
+// after the softmax that follows its P·V, so with 2 stages (d 128) the next
+// tile's TMA started at the end of a turn and was waited for at the top of
+// the next. With a third stage (warp_specialized.cuh) the same code runs at
+// 599-608 against 557-567 TFLOP/s (N 4096, fp16; the README's last section).
 #include "warp_specialized.cuh"
 
 inline constexpr int turn_barrier_first = 1;  // named barriers 1 and 2 (0 is __syncthreads')

@@ -23,7 +23,14 @@
 
 template <int D>
 struct SpecializedSmem {
-  static constexpr int stages = D == 64 ? 4 : 2;  // K+V per stage: 32 KB (d 64), 64 KB (d 128)
+  // K+V per stage: 32 KB (d 64), 64 KB (d 128). At d 128, 3 stages take
+  // 1,024 + 2·16 KB + 3·64 KB + 128 = 230,528 bytes of the 232,448 (227 KB) a
+  // block may opt into on the H100. With 2 the ring had no slack for
+  // pingpong, which releases a slot a softmax later than this kernel:
+  // 0.75-0.81× this kernel's speed at d 128 with 2 stages, 0.99-1.20× with 3
+  // (N 4096 and 8192, causal and not, one call: results/h100/runs/
+  // 20261123-s9-call1/ab_*.txt); this kernel itself moved by less than its noise.
+  static constexpr int stages = D == 64 ? 4 : 3;
   static constexpr int q_rows = 2 * hopper_rows;  // two consumers
   static constexpr std::size_t bytes =
       1024 + std::size_t{2} * TileBytes<D>::q + std::size_t{2} * stages * TileBytes<D>::kv + 128 /* barriers */;
