@@ -128,6 +128,24 @@ class Program(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("choose from 16, 17, 31", p.stderr)
 
+    def test_shapes_parsed_and_bad_ones_named(self):
+        self.assertEqual(ta.parse_shape("4,16,16384,128", "17"), (4, 16, 16384, 128))
+        self.assertEqual(ta.parse_shape("1, 1, 4096, 128", "16"), (1, 1, 4096, 128))
+        for text, lab, why in (("4,16,16384", "17", "four positive integers"), ("4,16,0,64", "17", "positive"),
+                               ("4,16,x,64", "31", "positive"), ("2,1,4096,64", "16", "one head")):
+            with self.assertRaises(ValueError) as e:
+                ta.parse_shape(text, lab)
+            self.assertIn(why, str(e.exception))
+            self.assertIn(text, str(e.exception))
+
+    def test_bad_shape_exits_2_with_the_fix(self):
+        for args, why in ((["--labs", "16,17", "--shape", "1,1,64,64"], "exactly one lab"),
+                          (["--labs", "16", "--shape", "4,16,64,64"], "one head")):
+            p = subprocess.run([sys.executable, str(ROOT / "tools" / "torch_attention.py"), *args],
+                               capture_output=True, text=True)
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn(why, p.stderr)
+
 
 @unittest.skipIf(make_plots is None or not shutil.which("gnuplot"), "needs gnuplot and tools/make_plots.py")
 class AttentionPlot(unittest.TestCase):

@@ -10,6 +10,7 @@ it needs PyTorch with CUDA (the GPU machine has it).
   tools/torch_attention.py --json results.jsonl            # every lab's shapes
   tools/torch_attention.py --labs 31 --causal both --json r.jsonl
   tools/torch_attention.py --quick                          # small shapes, a smoke test
+  tools/torch_attention.py --labs 17 --shape 4,16,16384,128  # a lab's layout, other sizes
 
 Timing as the labs' (docs/methodology.md): CUDA events on one stream around
 each call, 3 warm-up calls, then calls until the 95% confidence half-width of
@@ -129,6 +130,18 @@ def tolerance(dtype):
         return {"abs": 5e-6, "rel": 1e-5}
     two_u = 2.0 / 256 if dtype == "bf16" else 2.0 / 2048
     return {"abs": two_u, "rel": two_u}
+
+
+def parse_shape(text, lab_key):
+    """--shape B,H,N,D for lab `lab_key`: four positive integers; lab 16 is one
+    head (B = H = 1). Raises ValueError with what is wrong and how to fix it."""
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 4 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise ValueError(f"--shape {text}: give batch,heads,seq,dim as four positive integers, e.g. 4,16,16384,128")
+    shape = tuple(int(p) for p in parts)
+    if lab_key == "16" and shape[:2] != (1, 1):
+        raise ValueError(f"--shape {text}: lab 16 runs one head; give 1,1,seq,dim (or --labs 17 for several heads)")
+    return shape
 
 
 def variant_name(backend, dtype, causal):
@@ -264,6 +277,9 @@ def main():
     parser.add_argument("--backends", default=",".join(BACKENDS), help="comma list of " + ", ".join(BACKENDS))
     parser.add_argument("--causal", choices=("no", "yes", "both"), default="both", help="the mask (default both)")
     parser.add_argument("--quick", action="store_true", help="the labs' small --quick shapes")
+    parser.add_argument("--shape", action="append", default=[], metavar="B,H,N,D",
+                        help="instead of the lab's default shapes (repeatable; one lab in --labs): "
+                             "batch,heads,seq,dim, recorded with that lab's size names")
     parser.add_argument("--seed", type=int, default=42, help="input seed (default 42, the labs' default)")
     parser.add_argument("--json", type=Path, help="append one record per measurement to this file")
     args = parser.parse_args()
@@ -273,6 +289,14 @@ def main():
         parser.error(f"--labs {args.labs}: choose from {', '.join(SHAPES)} (e.g. --labs 16,31)")
     if not backends or set(backends) - set(BACKENDS):
         parser.error(f"--backends {args.backends}: choose from {', '.join(BACKENDS)}")
+    shapes = None
+    if args.shape:
+        if len(labs) != 1 or args.quick:
+            parser.error("--shape: name exactly one lab whose layout the shapes take (e.g. --labs 17), without --quick")
+        try:
+            shapes = [parse_shape(text, labs[0]) for text in args.shape]
+        except ValueError as e:
+            parser.error(str(e))
 
     try:
         import torch
@@ -295,7 +319,7 @@ def main():
     records, failed = [], 0
     for key in labs:
         spec = SHAPES[key]
-        for shape in spec["quick" if args.quick else "full"]:
+        for shape in shapes or spec["quick" if args.quick else "full"]:
             for dtype in spec["dtypes"]:
                 q, k, v = draw_inputs(torch, shape, dtype, args.seed)
                 for causal in masks:
