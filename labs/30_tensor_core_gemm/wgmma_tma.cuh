@@ -125,8 +125,10 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
       hw::wgmma_commit_group();
       // Wait for this slice's products before handing the stage back. The
       // other consumer warpgroup's wgmma keep the tensor cores busy meanwhile.
-      // Not yet tried on the H100: wgmma_wait_group<1> releasing the previous stage keeps one
-      // group of this warpgroup in flight too; measure whether it pays.
+      // Keeping one group of this warpgroup in flight too (wait_group<1>,
+      // releasing the previous slice's stage) was measured on the H100 and
+      // did not pay: within 1% at 8192³ and 4096³, FP16 and BF16, either way
+      // (results/h100/runs/20261123-s9-call7/: wg1.patch, ab_wait*.txt).
       hw::wgmma_wait_group<0>();
 #pragma unroll
       for (int i = 0; i < 128; ++i) hw::fence_operand(acc[i]);
