@@ -83,13 +83,13 @@ using constant = std::integral_constant<int, V>;  // a compile-time int passed a
 
 // f(constant<0>{}) ... f(constant<N - 1>{}), in order: a loop whose index is
 // a compile-time constant in the body.
-template <int N, typename F, int... I>
+template <typename F, int... I>
 __device__ __forceinline__ void static_for_impl(F&& f, std::integer_sequence<int, I...>) {
   (f(constant<I>{}), ...);
 }
 template <int N, typename F>
 __device__ __forceinline__ void static_for(F&& f) {
-  static_for_impl<N>(f, std::make_integer_sequence<int, N>{});
+  static_for_impl(f, std::make_integer_sequence<int, N>{});
 }
 
 // Byte offset of chunk `unit` of row `row` in a stage: chunk unit XOR (row mod 8).

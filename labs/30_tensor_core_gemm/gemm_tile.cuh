@@ -116,11 +116,6 @@ struct SliceCopies {
   }
   // Copy i's row of A (i < ALoads) or of B.
   __host__ __device__ int row(int i) const { return i < ALoads ? a_row0 + RowStep * i : b_row0 + RowStep * (i - ALoads); }
-  // Calls copy(i, source, inside) for the copies of the slice whose first
-  // column is `col`, where rows are 16-byte aligned (rows_are_16_byte_aligned:
-  // a chunk lies wholly in or out). `inside` is false where copy i lies
-  // outside A or B; its source must then not be read. The pointer walks from
-  // row to row by one add, with no branch.
   // Calls copy(i, source, inside) for copies First .. First + Count - 1 of the
   // slice whose first column is `col`, where rows are 16-byte aligned
   // (rows_are_16_byte_aligned: a chunk lies wholly in or out). `inside` is
@@ -136,7 +131,7 @@ struct SliceCopies {
 #pragma unroll
 #endif
     for (int i = First; i < First + Count; ++i) {
-      if (i == ALoads && First < ALoads) p = b_row + col;
+      if (i == ALoads) p = b_row + col;  // from A's rows to B's (never true when First > ALoads)
       copy(i, p, col_inside & static_cast<bool>(inside >> i & 1u));
       p += row_stride;
     }
