@@ -39,8 +39,10 @@
 //
 // Compiled only for sm_90a (kernels_hopper.cu); elsewhere the kernel body is
 // empty and the host never launches it (lab30::wgmma_tma_unavailable).
+#include <algorithm>
 #include <cstdint>
 
+#include <cudalabs/device.hpp>
 #include <cudalabs/error.hpp>
 #include <cudalabs/hopper.cuh>
 
@@ -77,9 +79,8 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
   std::uint64_t* empty = full + stages;
 
   const int warpgroup = static_cast<int>(threadIdx.x) / 128, in_group = static_cast<int>(threadIdx.x) % 128;
-  const TileCoord tile = tile_of_block(static_cast<int>(blockIdx.x), cudalabs::ceil_div(m, tile_m),
-                                       cudalabs::ceil_div(n, tile_n), tile_m, tile_n);
-  const int slices = cudalabs::ceil_div(k, tile_k);
+  const int tiles_m = cudalabs::ceil_div(m, tile_m), tiles_n = cudalabs::ceil_div(n, tile_n);
+  const int tiles = tiles_m * tiles_n, slices = cudalabs::ceil_div(k, tile_k);
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) {
@@ -90,58 +91,72 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
   }
   __syncthreads();
 
+  // Persistent: one block per SM walks the tiles blockIdx.x, + gridDim.x, ...
+  // (in tile_of_block's order). The ring runs on across tiles: `g` counts
+  // this block's slices over all its tiles, so slice g uses stage g mod 4 in
+  // round g / 4. The producer starts loading the next tile while the
+  // consumers store this one, and no block pays a launch and an empty ring
+  // per tile.
   if (warpgroup == 0) {
     hw::setmaxnreg_dec<40>();
     if (in_group == 0) {
-      for (int s = 0; s < slices; ++s) {
-        const int stage = s % stages;
-        // Round r of a stage waits for the consumers' release of round r - 1
-        // (parity (r - 1) & 1); round 0 passes at once (hopper.cuh).
-        hw::mbarrier_wait(&empty[stage], ((s / stages) & 1) ^ 1);
-        hw::mbarrier_arrive_expect_tx(&full[stage], stage_bytes);  // TMA writes the whole box, zeros included
-        hw::tma_load_2d(a_tiles + stage * tile_m * tile_k, &a_map, s * tile_k, tile.row0, &full[stage]);
-        hw::tma_load_2d(b_tiles + stage * tile_n * tile_k, &b_map, s * tile_k, tile.col0, &full[stage]);
+      int g = 0;
+      for (int t = static_cast<int>(blockIdx.x); t < tiles; t += static_cast<int>(gridDim.x)) {
+        const TileCoord tile = tile_of_block(t, tiles_m, tiles_n, tile_m, tile_n);
+        for (int s = 0; s < slices; ++s, ++g) {
+          const int stage = g % stages;
+          // Round r of a stage waits for the consumers' release of round r - 1
+          // (parity (r - 1) & 1); round 0 passes at once (hopper.cuh).
+          hw::mbarrier_wait(&empty[stage], ((g / stages) & 1) ^ 1);
+          hw::mbarrier_arrive_expect_tx(&full[stage], stage_bytes);  // TMA writes the whole box, zeros included
+          hw::tma_load_2d(a_tiles + stage * tile_m * tile_k, &a_map, s * tile_k, tile.row0, &full[stage]);
+          hw::tma_load_2d(b_tiles + stage * tile_n * tile_k, &b_map, s * tile_k, tile.col0, &full[stage]);
+        }
       }
     }
   } else {
     hw::setmaxnreg_inc<232>();
     const int consumer = warpgroup - 1;
-    float acc[128];
+    int g = 0;
+    for (int t = static_cast<int>(blockIdx.x); t < tiles; t += static_cast<int>(gridDim.x)) {
+      const TileCoord tile = tile_of_block(t, tiles_m, tiles_n, tile_m, tile_n);
+      float acc[128];
 #pragma unroll
-    for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+      for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
 
-    for (int s = 0; s < slices; ++s) {
-      const int stage = s % stages;
-      hw::mbarrier_wait(&full[stage], (s / stages) & 1);
-      const T* a_rows = a_tiles + stage * tile_m * tile_k + consumer * 64 * tile_k;  // this warpgroup's 64 rows
-      const T* b_rows = b_tiles + stage * tile_n * tile_k;
+      for (int s = 0; s < slices; ++s, ++g) {
+        const int stage = g % stages;
+        hw::mbarrier_wait(&full[stage], (g / stages) & 1);
+        const T* a_rows = a_tiles + stage * tile_m * tile_k + consumer * 64 * tile_k;  // this warpgroup's 64 rows
+        const T* b_rows = b_tiles + stage * tile_n * tile_k;
 #pragma unroll
-      for (int i = 0; i < 128; ++i) hw::fence_operand(acc[i]);
-      hw::wgmma_fence();
+        for (int i = 0; i < 128; ++i) hw::fence_operand(acc[i]);
+        hw::wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < tile_k; kk += 16)
-        hw::wgmma_m64n256k16<T>(acc, hw::smem_descriptor_128b(a_rows + kk), hw::smem_descriptor_128b(b_rows + kk),
-                                true);
-      hw::wgmma_commit_group();
-      // Wait for this slice's products before handing the stage back. The
-      // other consumer warpgroup's wgmma keep the tensor cores busy meanwhile.
-      // Keeping one group of this warpgroup in flight too (wait_group<1>,
-      // releasing the previous slice's stage) was measured on the H100 and
-      // did not pay: within 1% at 8192³ and 4096³, FP16 and BF16, either way
-      // (results/h100/runs/20261123-s9-call7/: wg1.patch, ab_wait*.txt).
-      hw::wgmma_wait_group<0>();
+        for (int kk = 0; kk < tile_k; kk += 16)
+          hw::wgmma_m64n256k16<T>(acc, hw::smem_descriptor_128b(a_rows + kk), hw::smem_descriptor_128b(b_rows + kk),
+                                  true);
+        hw::wgmma_commit_group();
+        // Wait for this slice's products before handing the stage back. The
+        // other consumer warpgroup's wgmma keep the tensor cores busy meanwhile.
+        // Keeping one group of this warpgroup in flight too (wait_group<1>,
+        // releasing the previous slice's stage) was measured on the H100 and
+        // did not pay: within 1% at 8192³ and 4096³, FP16 and BF16, either way
+        // (results/h100/runs/20261123-s9-call7/: wg1.patch, ab_wait*.txt).
+        hw::wgmma_wait_group<0>();
 #pragma unroll
-      for (int i = 0; i < 128; ++i) hw::fence_operand(acc[i]);
-      if (in_group % 32 == 0) hw::mbarrier_arrive(&empty[stage]);
-    }
+        for (int i = 0; i < 128; ++i) hw::fence_operand(acc[i]);
+        if (in_group % 32 == 0) hw::mbarrier_arrive(&empty[stage]);
+      }
 
-    // Warp w of this warpgroup holds rows 16w .. 16w+15 of its 64; acc[4j ..]
-    // is the m16n8 fragment of columns 8j .. 8j+7 (hopper.cuh).
-    const int row0 = tile.row0 + 64 * consumer + 16 * (in_group / 32);
+      // Warp w of this warpgroup holds rows 16w .. 16w+15 of its 64; acc[4j ..]
+      // is the m16n8 fragment of columns 8j .. 8j+7 (hopper.cuh).
+      const int row0 = tile.row0 + 64 * consumer + 16 * (in_group / 32);
 #pragma unroll
-    for (int j = 0; j < 32; ++j) {
-      const float fragment[4] = {acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]};
-      store_accumulator_16x8(c, m, n, row0, tile.col0 + 8 * j, fragment);
+      for (int j = 0; j < 32; ++j) {
+        const float fragment[4] = {acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]};
+        store_accumulator_16x8(c, m, n, row0, tile.col0 + 8 * j, fragment);
+      }
     }
   }
   // END SOLUTION
@@ -207,8 +222,9 @@ void gemm_wgmma_tma(const T* a, const T* b, float* c, int m, int n, int k, cudaS
   }
   const CUtensorMap a_map = tensor_map_of(a, m, padded_k, tile_m);
   const CUtensorMap b_map = tensor_map_of(b, n, padded_k, tile_n);
-  gemm_wgmma_tma_kernel<T><<<tile_grid(m, n, tile_m, tile_n), threads, smem_bytes, stream>>>(a_map, b_map, c, m, n,
-                                                                                            padded_k);
+  // One block per SM (193 KB of shared memory each), never more blocks than tiles.
+  const unsigned blocks = std::min(tile_grid(m, n, tile_m, tile_n), static_cast<unsigned>(cudalabs::current_device().sm_count));
+  gemm_wgmma_tma_kernel<T><<<blocks, threads, smem_bytes, stream>>>(a_map, b_map, c, m, n, padded_k);
   CUDALABS_CHECK_LAUNCH("gemm_wgmma_tma_kernel");
   if (padded) CUDALABS_CHECK(cudaFreeAsync(padded, stream));
   // END SOLUTION
