@@ -151,7 +151,9 @@ struct SliceCopies {
 // Stores one 16×8 mma accumulator (the m16n8 "C" fragment: c0,c1 at row g,
 // columns 2t, 2t+1; c2,c3 at row g+8) whose top-left element is C[row0][col0],
 // skipping what lies outside C. Two columns per float2 where n is even (8-byte
-// aligned), one at a time otherwise.
+// aligned), one at a time otherwise. Add: adds it to C atomically instead —
+// one of several partial sums over k (step 4's split-K).
+template <bool Add = false>
 __device__ inline void store_accumulator_16x8(float* __restrict__ c, int m, int n, int row0, int col0,
                                               const float (&acc)[4]) {
   const int lane = static_cast<int>(threadIdx.x) % 32, g = lane / 4, t = lane % 4;
@@ -161,7 +163,10 @@ __device__ inline void store_accumulator_16x8(float* __restrict__ c, int m, int 
     const int row = row0 + g + 8 * half;
     if (row >= m || col >= n) continue;
     float* p = c + static_cast<std::int64_t>(row) * n + col;
-    if (n % 2 == 0) {
+    if constexpr (Add) {
+      atomicAdd(p, acc[2 * half]);
+      if (col + 1 < n) atomicAdd(p + 1, acc[2 * half + 1]);
+    } else if (n % 2 == 0) {
       *reinterpret_cast<float2*>(p) = make_float2(acc[2 * half], acc[2 * half + 1]);
     } else {
       p[0] = acc[2 * half];

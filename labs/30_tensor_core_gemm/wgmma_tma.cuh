@@ -51,6 +51,7 @@
 namespace wgmma_step {
 inline constexpr int tile_m = 128, tile_n = 256, tile_k = 64;  // tile_k: 128 bytes, one swizzle row
 inline constexpr int stages = 4;
+inline constexpr int min_split_slices = 4;  // split-K: at least 256 of k per unit, 4 slices to fill the ring
 inline constexpr int consumers = 2;  // warpgroups, 64 rows of the tile each
 inline constexpr int threads = 128 * (1 + consumers);
 inline constexpr int a_stage_bytes = tile_m * tile_k * 2;  // 16 KB
@@ -65,7 +66,7 @@ static_assert(a_stage_bytes % 1024 == 0 && (64 * tile_k * 2) % 1024 == 0,
 template <typename T>
 __global__ void __launch_bounds__(wgmma_step::threads, 1)
     gemm_wgmma_tma_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
-                          float* __restrict__ c, int m, int n, int k) {
+                          float* __restrict__ c, int m, int n, int k, int splits, int split_slices) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   // BEGIN SOLUTION wgmma_tma
   using namespace wgmma_step;
@@ -80,7 +81,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
 
   const int warpgroup = static_cast<int>(threadIdx.x) / 128, in_group = static_cast<int>(threadIdx.x) % 128;
   const int tiles_m = cudalabs::ceil_div(m, tile_m), tiles_n = cudalabs::ceil_div(n, tile_n);
-  const int tiles = tiles_m * tiles_n, slices = cudalabs::ceil_div(k, tile_k);
+  const int units = tiles_m * tiles_n * splits, slices = cudalabs::ceil_div(k, tile_k);
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) {
@@ -91,19 +92,29 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
   }
   __syncthreads();
 
-  // Persistent: one block per SM walks the tiles blockIdx.x, + gridDim.x, ...
-  // (in tile_of_block's order). The ring runs on across tiles: `g` counts
-  // this block's slices over all its tiles, so slice g uses stage g mod 4 in
-  // round g / 4. The producer starts loading the next tile while the
+  // Persistent: one block per SM walks the work units blockIdx.x, +
+  // gridDim.x, ... A unit is a tile (in tile_of_block's order) and, with
+  // split-K (`splits` > 1, decode-like shapes with fewer tiles than SMs), one
+  // of `splits` ranges of split_slices slices of k; its partial sum is added
+  // to C, which the launcher zeroed. The ring runs on across units: `g`
+  // counts this block's slices over all its units, so slice g uses stage g
+  // mod 4 in round g / 4. The producer starts loading the next unit while the
   // consumers store this one, and no block pays a launch and an empty ring
   // per tile.
+  auto unit_of = [&](int u, TileCoord& tile, int& first, int& last) {
+    tile = tile_of_block(u / splits, tiles_m, tiles_n, tile_m, tile_n);
+    first = (u % splits) * split_slices;
+    last = min(slices, first + split_slices);
+  };
   if (warpgroup == 0) {
     hw::setmaxnreg_dec<40>();
     if (in_group == 0) {
       int g = 0;
-      for (int t = static_cast<int>(blockIdx.x); t < tiles; t += static_cast<int>(gridDim.x)) {
-        const TileCoord tile = tile_of_block(t, tiles_m, tiles_n, tile_m, tile_n);
-        for (int s = 0; s < slices; ++s, ++g) {
+      for (int u = static_cast<int>(blockIdx.x); u < units; u += static_cast<int>(gridDim.x)) {
+        TileCoord tile;
+        int first, last;
+        unit_of(u, tile, first, last);
+        for (int s = first; s < last; ++s, ++g) {
           const int stage = g % stages;
           // Round r of a stage waits for the consumers' release of round r - 1
           // (parity (r - 1) & 1); round 0 passes at once (hopper.cuh).
@@ -118,13 +129,15 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
     hw::setmaxnreg_inc<232>();
     const int consumer = warpgroup - 1;
     int g = 0;
-    for (int t = static_cast<int>(blockIdx.x); t < tiles; t += static_cast<int>(gridDim.x)) {
-      const TileCoord tile = tile_of_block(t, tiles_m, tiles_n, tile_m, tile_n);
+    for (int u = static_cast<int>(blockIdx.x); u < units; u += static_cast<int>(gridDim.x)) {
+      TileCoord tile;
+      int first, last;
+      unit_of(u, tile, first, last);
       float acc[128];
 #pragma unroll
       for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
 
-      for (int s = 0; s < slices; ++s, ++g) {
+      for (int s = first; s < last; ++s, ++g) {
         const int stage = g % stages;
         hw::mbarrier_wait(&full[stage], (g / stages) & 1);
         const T* a_rows = a_tiles + stage * tile_m * tile_k + consumer * 64 * tile_k;  // this warpgroup's 64 rows
@@ -155,7 +168,10 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
 #pragma unroll
       for (int j = 0; j < 32; ++j) {
         const float fragment[4] = {acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]};
-        store_accumulator_16x8(c, m, n, row0, tile.col0 + 8 * j, fragment);
+        if (splits == 1)
+          store_accumulator_16x8(c, m, n, row0, tile.col0 + 8 * j, fragment);
+        else
+          store_accumulator_16x8<true>(c, m, n, row0, tile.col0 + 8 * j, fragment);
       }
     }
   }
@@ -163,7 +179,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
   // STUB: // TODO: a producer warpgroup issues TMA loads of A and B slices into a 4-stage ring (full/empty mbarriers); two
   // STUB: // consumer warpgroups (setmaxnreg) each run wgmma m64n256k16 on their 64 rows and release the stage; store C.
 #else
-  (void)a_map, (void)b_map, (void)c, (void)m, (void)n, (void)k;
+  (void)a_map, (void)b_map, (void)c, (void)m, (void)n, (void)k, (void)splits, (void)split_slices;
 #endif
 }
 
@@ -222,9 +238,20 @@ void gemm_wgmma_tma(const T* a, const T* b, float* c, int m, int n, int k, cudaS
   }
   const CUtensorMap a_map = tensor_map_of(a, m, padded_k, tile_m);
   const CUtensorMap b_map = tensor_map_of(b, n, padded_k, tile_n);
-  // One block per SM (193 KB of shared memory each), never more blocks than tiles.
-  const unsigned blocks = std::min(tile_grid(m, n, tile_m, tile_n), static_cast<unsigned>(cudalabs::current_device().sm_count));
-  gemm_wgmma_tma_kernel<T><<<blocks, threads, smem_bytes, stream>>>(a_map, b_map, c, m, n, padded_k);
+  // Split-K where the tiles leave SMs idle (decode-like shapes: m = 16 ..
+  // 128 with n = 4096 is 16 tiles for 132 SMs): each tile's k is cut into
+  // up to SMs / tiles ranges of at least min_split_slices slices, each range
+  // a unit of its own, their partial sums added into C (zeroed here first).
+  const int sms = cudalabs::current_device().sm_count;
+  const int tiles = static_cast<int>(tile_grid(m, n, tile_m, tile_n)), slices = cudalabs::ceil_div(padded_k, tile_k);
+  const int wanted = std::max(1, std::min(sms / tiles, slices / min_split_slices));
+  const int split_slices = cudalabs::ceil_div(slices, wanted), splits = cudalabs::ceil_div(slices, split_slices);
+  if (splits > 1)
+    CUDALABS_CHECK(cudaMemsetAsync(c, 0, static_cast<std::size_t>(m) * static_cast<std::size_t>(n) * sizeof(float), stream));
+  // One block per SM (193 KB of shared memory each), never more blocks than units.
+  const unsigned blocks = static_cast<unsigned>(std::min(tiles * splits, sms));
+  gemm_wgmma_tma_kernel<T><<<blocks, threads, smem_bytes, stream>>>(a_map, b_map, c, m, n, padded_k, splits,
+                                                                    split_slices);
   CUDALABS_CHECK_LAUNCH("gemm_wgmma_tma_kernel");
   if (padded) CUDALABS_CHECK(cudaFreeAsync(padded, stream));
   // END SOLUTION
