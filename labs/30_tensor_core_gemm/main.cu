@@ -13,7 +13,8 @@
 //   cp_async_pipeline  + cp.async, 3 stages of 64-wide slices, XOR-swizzled
 //                      rows, same tile and warps                  cp_async_pipeline.cuh
 //   wgmma_tma          Hopper: TMA + wgmma.m64n256k16, mbarriers, a producer
-//                      and two consumer warpgroups, 4 stages      wgmma_tma.cuh
+//                      and two consumer warpgroups, 4 stages, persistent
+//                      blocks, split-K on few tiles                wgmma_tma.cuh
 //   tf32_mma           side variant (--dtype tf32): FP32 inputs, step 2's
 //                      kernel with mma.sync.m16n8k8.tf32          tf32_mma.cuh
 //
@@ -258,7 +259,7 @@ int main(int argc, char** argv) {
                    {"wmma", "WMMA API 16×16×16, 64×64 block tile, 4 warps of 32×32"},
                    {"mma_ldmatrix", "mma.sync m16n8k16 + ldmatrix, 128×256 tile, 8 warps of 64×64, register double buffer"},
                    {"cp_async_pipeline", "+ cp.async 3-stage pipeline (k slices of 64), XOR-swizzled shared memory"},
-                   {"wgmma_tma", "Hopper: TMA + wgmma m64n256k16, mbarriers, producer + 2 consumer warpgroups (sm_90a)"},
+                   {"wgmma_tma", "Hopper: TMA + wgmma m64n256k16, mbarriers, producer + 2 consumer warpgroups, persistent, split-K on few tiles (sm_90a)"},
                    {"tf32_mma", "--dtype tf32: FP32 inputs, mma_ldmatrix's kernel with mma.sync m16n8k8 TF32"}},
       .flags = {{.name = "dtype",
                  .help = "input type: fp16 or bf16 (the ladder), or tf32 (FP32 inputs: the tf32_mma side variant)",

@@ -1,7 +1,8 @@
 #pragma once
 // Step 4 — Hopper: TMA loads, wgmma, warp-specialised producer and consumers.
 //
-// A block of 3 warpgroups (384 threads) computes a 128×256 tile of C:
+// A block of 3 warpgroups (384 threads) computes 128×256 tiles of C, one
+// after another (one block per SM: "persistent", below):
 //   - warpgroup 0, the producer: one thread issues, per 64-wide slice of k,
 //     two TMA loads (A[128×64], B[256×64]: 48 KB) into a free stage of a
 //     4-stage ring, announcing the bytes on that stage's "full" mbarrier. It
@@ -26,6 +27,23 @@
 //   warp specialisation: the consumers never wait on their own loads, and
 //            setmaxnreg moves registers from the producer (40) to the
 //            consumers (232) for their 128 accumulators.
+//
+// Persistent blocks: the grid is one block per SM, each walking its share of
+// the tiles, the ring running on from one tile to the next — the producer
+// loads the next tile's first slices while the consumers store this one. One
+// block per tile paid, per tile, a block launch, an empty ring and a store
+// with nothing to overlap it: measured on the H100 (results/h100/runs/
+// 20261123-s10-call3/, two builds alternated), 1.505 -> 1.500 ms at 8192³,
+// 0.206 -> 0.197-0.202 ms at 4096³ (FP16).
+//
+// Split-K, for shapes with fewer tiles than SMs (decode-like m = 16 .. 128:
+// n = 4096 is 16 tiles for 132 SMs): a work unit is a tile and one range of
+// its k slices, the units' partial sums added into C with atomics (8-byte
+// float2 atomics where n is even: half as many as one float each) after the
+// launcher zeroes C. m = 16, n = k = 4096 went from 0.047 to 0.027-0.028 ms;
+// m = 128, n = k = 4096 from 0.048 to 0.030-0.031 ms (runs/20261123-s10-call4/
+// and -call5/). The sums' order then depends on timing: C may differ from run
+// to run in the last bits (the check's tolerance is for any order).
 //
 // Shared memory: 4 stages × 48 KB + 1 KB for alignment = 193 KB, one block per
 // SM. The layout is TMA's 128-byte swizzle (cudalabs/hopper.cuh), which the
