@@ -79,6 +79,23 @@ inline constexpr int stage_bytes = a_stage_bytes + b_stage_bytes;
 inline constexpr int smem_bytes = stages * stage_bytes + 1024 + 2 * stages * 8;
 static_assert(a_stage_bytes % 1024 == 0 && (64 * tile_k * 2) % 1024 == 0,
               "every tile and each consumer's 64-row half of A start on a 1024-byte swizzle atom");
+
+// Split-K, where the tiles leave SMs idle (decode-like shapes: m = 16 .. 128
+// with n = 4096 is 16 tiles for 132 SMs): each tile's `slices` k slices are
+// cut into `splits` ranges of `split_slices` (the last may be shorter) —
+// up to SMs / tiles ranges, each at least min_split_slices long; one range
+// when the tiles alone fill the SMs. Range r is slices r·split_slices ..
+// min(slices, (r + 1)·split_slices) - 1 (the kernel's unit_of): every range
+// is non-empty and together they hold every slice once (split_k_test.cu
+// checks both on the CPU).
+struct SplitK {
+  int splits, split_slices;
+};
+inline SplitK split_k_plan(int tiles, int slices, int sms) {
+  const int wanted = std::max(1, std::min(sms / tiles, slices / min_split_slices));
+  const int split_slices = cudalabs::ceil_div(slices, wanted);
+  return {cudalabs::ceil_div(slices, split_slices), split_slices};  // ceil again: no empty last range
+}
 }  // namespace wgmma_step
 
 template <typename T>
@@ -256,14 +273,12 @@ void gemm_wgmma_tma(const T* a, const T* b, float* c, int m, int n, int k, cudaS
   }
   const CUtensorMap a_map = tensor_map_of(a, m, padded_k, tile_m);
   const CUtensorMap b_map = tensor_map_of(b, n, padded_k, tile_n);
-  // Split-K where the tiles leave SMs idle (decode-like shapes: m = 16 ..
-  // 128 with n = 4096 is 16 tiles for 132 SMs): each tile's k is cut into
-  // up to SMs / tiles ranges of at least min_split_slices slices, each range
-  // a unit of its own, their partial sums added into C (zeroed here first).
+  // Split-K where the tiles leave SMs idle (split_k_plan): each k range of a
+  // tile is a unit of its own, the units' partial sums added into C, zeroed
+  // here first.
   const int sms = cudalabs::current_device().sm_count;
   const int tiles = static_cast<int>(tile_grid(m, n, tile_m, tile_n)), slices = cudalabs::ceil_div(padded_k, tile_k);
-  const int wanted = std::max(1, std::min(sms / tiles, slices / min_split_slices));
-  const int split_slices = cudalabs::ceil_div(slices, wanted), splits = cudalabs::ceil_div(slices, split_slices);
+  const auto [splits, split_slices] = split_k_plan(tiles, slices, sms);
   if (splits > 1)
     CUDALABS_CHECK(cudaMemsetAsync(c, 0, static_cast<std::size_t>(m) * static_cast<std::size_t>(n) * sizeof(float), stream));
   // One block per SM (193 KB of shared memory each), never more blocks than units.
