@@ -213,6 +213,8 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
   // END SOLUTION
   // STUB: // TODO: a producer warpgroup issues TMA loads of A and B slices into a 4-stage ring (full/empty mbarriers); two
   // STUB: // consumer warpgroups (setmaxnreg) each run wgmma m64n256k16 on their 64 rows and release the stage; store C.
+  // STUB: // Persistent: the block walks work units blockIdx.x, += gridDim.x — a tile, or (splits > 1) one range of
+  // STUB: // split_slices k slices of a tile (split_k_plan), its partial sum added into C with atomics.
 #else
   (void)a_map, (void)b_map, (void)c, (void)m, (void)n, (void)k, (void)splits, (void)split_slices;
 #endif
