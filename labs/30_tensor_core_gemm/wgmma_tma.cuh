@@ -42,8 +42,9 @@
 // float2 atomics where n is even: half as many as one float each) after the
 // launcher zeroes C. m = 16, n = k = 4096 went from 0.047 to 0.027-0.029 ms;
 // m = 128, n = k = 4096 from 0.047-0.049 to 0.030-0.031 ms (runs/20261123-
-// s10-call4/ and -call5/). The sums' order then depends on timing: C may differ from run
-// to run in the last bits (the check's tolerance is for any order).
+// s10-call4/ and -call5/). The sums' order then depends on timing: C may
+// differ from run to run in the last bits (the check's tolerance is for any
+// order).
 //
 // Shared memory: 4 stages × 48 KB + 1 KB for alignment = 193 KB, one block per
 // SM. The layout is TMA's 128-byte swizzle (cudalabs/hopper.cuh), which the
