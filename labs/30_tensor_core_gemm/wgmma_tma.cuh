@@ -99,7 +99,7 @@ inline SplitK split_k_plan(int tiles, int slices, int sms) {
 }
 }  // namespace wgmma_step
 
-template <typename T>
+template <typename T, int Cluster>
 __global__ void __launch_bounds__(wgmma_step::threads, 1)
     gemm_wgmma_tma_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
                           float* __restrict__ c, int m, int n, int k, int splits, int split_slices) {
@@ -116,17 +116,26 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
   std::uint64_t* empty = full + stages;
 
   const int warpgroup = static_cast<int>(threadIdx.x) / 128, in_group = static_cast<int>(threadIdx.x) % 128;
-  const int tiles_m = cudalabs::ceil_div(m, tile_m), tiles_n = cudalabs::ceil_div(n, tile_n);
-  const int units = tiles_m * tiles_n * splits, slices = cudalabs::ceil_div(k, tile_k);
+  // Cluster > 1: the CTAs of a cluster compute tiles one above the other (the
+  // same columns of C), so they need the same slices of B: CTA r loads rows
+  // r·tile_n/Cluster .. of each B slice and multicasts them to all, its own A
+  // as before. A band is Cluster tiles stacked; the cluster walks bands.
+  const unsigned rank = Cluster > 1 ? hw::cluster_cta_rank() : 0u;
+  const int first_unit = static_cast<int>(blockIdx.x) / Cluster, unit_step = static_cast<int>(gridDim.x) / Cluster;
+  const int bands_m = cudalabs::ceil_div(m, tile_m * Cluster), tiles_n = cudalabs::ceil_div(n, tile_n);
+  const int units = bands_m * tiles_n * splits, slices = cudalabs::ceil_div(k, tile_k);
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) {
-      hw::mbarrier_init(&full[s], 1);                   // the producer's arrive_expect_tx (+ the bytes)
-      hw::mbarrier_init(&empty[s], 4 * consumers);  // one arrival per consumer warp
+      hw::mbarrier_init(&full[s], 1);                         // the producer's arrive_expect_tx (+ the bytes)
+      hw::mbarrier_init(&empty[s], 4 * consumers * Cluster);  // one arrival per consumer warp of the cluster
     }
     hw::fence_barrier_init();
   }
-  __syncthreads();
+  if constexpr (Cluster > 1)
+    hw::cluster_sync();  // no peer's multicast may signal a barrier not yet initialised
+  else
+    __syncthreads();
 
   // Persistent: one block per SM walks the work units blockIdx.x, +
   // gridDim.x, ... A unit is a tile (in tile_of_block's order) and, with
@@ -138,7 +147,8 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
   // consumers store this one, and no block pays a launch and an empty ring
   // per tile.
   auto unit_of = [&](int u, TileCoord& tile, int& first, int& last) {
-    tile = tile_of_block(u / splits, tiles_m, tiles_n, tile_m, tile_n);
+    tile = tile_of_block(u / splits, bands_m, tiles_n, tile_m * Cluster, tile_n);
+    tile.row0 += static_cast<int>(rank) * tile_m;
     first = (u % splits) * split_slices;
     last = min(slices, first + split_slices);
   };
@@ -146,7 +156,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
     hw::setmaxnreg_dec<40>();
     if (in_group == 0) {
       int g = 0;
-      for (int u = static_cast<int>(blockIdx.x); u < units; u += static_cast<int>(gridDim.x)) {
+      for (int u = first_unit; u < units; u += unit_step) {
         TileCoord tile;
         int first, last;
         unit_of(u, tile, first, last);
@@ -157,7 +167,13 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
           hw::mbarrier_wait(&empty[stage], ((g / stages) & 1) ^ 1);
           hw::mbarrier_arrive_expect_tx(&full[stage], stage_bytes);  // TMA writes the whole box, zeros included
           hw::tma_load_2d(a_tiles + stage * tile_m * tile_k, &a_map, s * tile_k, tile.row0, &full[stage]);
-          hw::tma_load_2d(b_tiles + stage * tile_n * tile_k, &b_map, s * tile_k, tile.col0, &full[stage]);
+          if constexpr (Cluster == 1) {
+            hw::tma_load_2d(b_tiles + stage * tile_n * tile_k, &b_map, s * tile_k, tile.col0, &full[stage]);
+          } else {
+            constexpr int part = tile_n / Cluster;  // rows of B this CTA loads for the cluster
+            hw::tma_load_2d_multicast(b_tiles + stage * tile_n * tile_k + rank * part * tile_k, &b_map, s * tile_k,
+                                      tile.col0 + static_cast<int>(rank) * part, &full[stage], (1u << Cluster) - 1);
+          }
         }
       }
     }
@@ -165,7 +181,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
     hw::setmaxnreg_inc<232>();
     const int consumer = warpgroup - 1;
     int g = 0;
-    for (int u = static_cast<int>(blockIdx.x); u < units; u += static_cast<int>(gridDim.x)) {
+    for (int u = first_unit; u < units; u += unit_step) {
       TileCoord tile;
       int first, last;
       unit_of(u, tile, first, last);
@@ -195,7 +211,13 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
         hw::wgmma_wait_group<0>();
 #pragma unroll
         for (int i = 0; i < 128; ++i) hw::fence_operand(acc[i]);
-        if (in_group % 32 == 0) hw::mbarrier_arrive(&empty[stage]);
+        if constexpr (Cluster == 1) {
+          if (in_group % 32 == 0) hw::mbarrier_arrive(&empty[stage]);
+        } else if (in_group % 32 < Cluster) {
+          // Lane r releases the stage to CTA r's producer: its next multicast
+          // writes into this CTA's copy too.
+          hw::mbarrier_arrive_cluster(&empty[stage], static_cast<unsigned>(in_group % 32));
+        }
       }
 
       // Warp w of this warpgroup holds rows 16w .. 16w+15 of its 64; acc[4j ..]
@@ -211,6 +233,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
       }
     }
   }
+  if constexpr (Cluster > 1) hw::cluster_sync();  // a peer may still arrive on this CTA's barriers
   // END SOLUTION
   // STUB: // TODO: a producer warpgroup issues TMA loads of A and B slices into a 4-stage ring (full/empty mbarriers); two
   // STUB: // consumer warpgroups (setmaxnreg) each run wgmma m64n256k16 on their 64 rows and release the stage; store C.
@@ -241,16 +264,45 @@ CUtensorMap tensor_map_of(const T* matrix, int rows, int k, int box_rows) {
 }
 
 // Once, before the first launch (and before the occupancy API is asked): the
-// opt-in to 193 KB of dynamic shared memory, and the driver's encoder looked up.
+// opt-in to 193 KB of dynamic shared memory for both kernels, and the driver's
+// encoder looked up.
 template <typename T>
 void gemm_wgmma_tma_prepare() {
   static const bool opted_in = [] {
-    CUDALABS_CHECK(cudaFuncSetAttribute(gemm_wgmma_tma_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        wgmma_step::smem_bytes));
+    for (const void* kernel : {reinterpret_cast<const void*>(gemm_wgmma_tma_kernel<T, 1>),
+                               reinterpret_cast<const void*>(gemm_wgmma_tma_kernel<T, 2>)})
+      CUDALABS_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, wgmma_step::smem_bytes));
     cudalabs::hopper::tensor_map_encoder();
     return true;
   }();
   (void)opted_in;
+}
+
+// A launch in clusters of two CTAs (cudaLaunchKernelEx: the <<< >>> syntax
+// has no cluster size). How many such pairs fit on the GPU at once is asked of
+// the GPU: an SM whose GPC has no free partner cannot hold half a cluster, so
+// the persistent grid may be a little under one block per SM.
+template <typename T>
+cudaLaunchConfig_t pair_launch(unsigned clusters, cudaStream_t stream, cudaLaunchAttribute& attribute) {
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = 2, attribute.val.clusterDim.y = 1, attribute.val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(2 * clusters), config.blockDim = dim3(wgmma_step::threads);
+  config.dynamicSmemBytes = wgmma_step::smem_bytes, config.stream = stream;
+  config.attrs = &attribute, config.numAttrs = 1;
+  return config;
+}
+template <typename T>
+int resident_pairs() {
+  static const int pairs = [] {
+    cudaLaunchAttribute attribute;
+    const cudaLaunchConfig_t config = pair_launch<T>(static_cast<unsigned>(cudalabs::current_device().sm_count / 2),
+                                                     nullptr, attribute);
+    int count = 0;
+    CUDALABS_CHECK(cudaOccupancyMaxActiveClusters(&count, gemm_wgmma_tma_kernel<T, 2>, &config));
+    return count;
+  }();
+  return pairs;
 }
 
 template <typename T>
@@ -274,8 +326,6 @@ void gemm_wgmma_tma(const T* a, const T* b, float* c, int m, int n, int k, cudaS
     a = padded;
     b = padded + a_count;
   }
-  const CUtensorMap a_map = tensor_map_of(a, m, padded_k, tile_m);
-  const CUtensorMap b_map = tensor_map_of(b, n, padded_k, tile_n);
   // Split-K where the tiles leave SMs idle (split_k_plan): each k range of a
   // tile is a unit of its own, the units' partial sums added into C, zeroed
   // here first.
@@ -284,10 +334,26 @@ void gemm_wgmma_tma(const T* a, const T* b, float* c, int m, int n, int k, cudaS
   const auto [splits, split_slices] = split_k_plan(tiles, slices, sms);
   if (splits > 1)
     CUDALABS_CHECK(cudaMemsetAsync(c, 0, static_cast<std::size_t>(m) * static_cast<std::size_t>(n) * sizeof(float), stream));
-  // One block per SM (193 KB of shared memory each), never more blocks than units.
-  const unsigned blocks = static_cast<unsigned>(std::min(tiles * splits, sms));
-  gemm_wgmma_tma_kernel<T><<<blocks, threads, smem_bytes, stream>>>(a_map, b_map, c, m, n, padded_k, splits,
-                                                                    split_slices);
+  // Pairs of CTAs sharing B where every tile has a partner below it (an even
+  // number of tile rows, no split-K): each loads half of B's box and
+  // multicasts it. One block per SM, or per SM that can hold one of a pair,
+  // never more than the bands of two tiles.
+  const bool pairs = splits == 1 && cudalabs::ceil_div(m, tile_m) % 2 == 0 && resident_pairs<T>() > 0;
+  const CUtensorMap a_map = tensor_map_of(a, m, padded_k, tile_m);
+  const CUtensorMap b_map = tensor_map_of(b, n, padded_k, pairs ? tile_n / 2 : tile_n);
+  if (pairs) {
+    const int bands = tiles / 2;
+    cudaLaunchAttribute attribute;
+    const cudaLaunchConfig_t config =
+        pair_launch<T>(static_cast<unsigned>(std::min(bands, resident_pairs<T>())), stream, attribute);
+    CUDALABS_CHECK(cudaLaunchKernelEx(&config, gemm_wgmma_tma_kernel<T, 2>, a_map, b_map, c, m, n, padded_k, splits,
+                                      split_slices));
+  } else {
+    // One block per SM (193 KB of shared memory each), never more blocks than units.
+    const unsigned blocks = static_cast<unsigned>(std::min(tiles * splits, sms));
+    gemm_wgmma_tma_kernel<T, 1><<<blocks, threads, smem_bytes, stream>>>(a_map, b_map, c, m, n, padded_k, splits,
+                                                                         split_slices);
+  }
   CUDALABS_CHECK_LAUNCH("gemm_wgmma_tma_kernel");
   if (padded) CUDALABS_CHECK(cudaFreeAsync(padded, stream));
   // END SOLUTION

@@ -109,6 +109,63 @@ __device__ inline void tma_load_2d(void* dst, const void* tensor_map, int inner,
 #endif
 }
 
+// The same load multicast to every CTA of the cluster named in `cta_mask`
+// (bit r: the CTA of rank r): the box lands at the same shared-memory offset
+// in each of them, and each one's mbarrier at `bar`'s offset is signalled
+// with the bytes it received. One read from L2 serves several SMs (lab 30:
+// two CTAs with the same columns of C share their slices of B).
+__device__ inline void tma_load_2d_multicast(void* dst, const void* tensor_map, int inner, int outer,
+                                             std::uint64_t* bar, std::uint16_t cta_mask) {
+#ifdef CUDALABS_SM90A
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(ptx::smem_address(dst)),
+      "l"(tensor_map), "r"(inner), "r"(outer), "r"(ptx::smem_address(bar)), "h"(cta_mask)
+      : "memory");
+#else
+  (void)dst, (void)tensor_map, (void)inner, (void)outer, (void)bar, (void)cta_mask;
+#endif
+}
+
+// Thread block clusters (sm_90): CTAs launched together on one GPC, each
+// able to reach the others' shared memory.
+// %cluster_ctarank: this CTA's rank in its cluster, 0 .. cluster size - 1.
+__device__ inline unsigned cluster_cta_rank() {
+  unsigned rank = 0;
+#ifdef CUDALABS_SM90A
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+#endif
+  return rank;
+}
+// barrier.cluster.arrive.release + barrier.cluster.wait.acquire: every thread
+// of every CTA of the cluster meets here — after barrier initialisation (no
+// CTA may signal a peer's barrier before the peer initialised it) and before
+// exit (none may leave while a peer can still write into its shared memory).
+__device__ inline void cluster_sync() {
+#ifdef CUDALABS_SM90A
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+#endif
+}
+// mbarrier.arrive on the barrier at `bar`'s offset in the shared memory of
+// the CTA of rank `cta` (mapa gives its cluster address). The default
+// semantics (release at CTA scope), as CUTLASS's ClusterBarrier: spelling out
+// .release.cluster makes ptxas put a MEMBAR.ALL.GPU, a fence of the whole
+// GPU's memory, before every arrival.
+__device__ inline void mbarrier_arrive_cluster(std::uint64_t* bar, unsigned cta) {
+#ifdef CUDALABS_SM90A
+  asm volatile(
+      "{\n"
+      ".reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
+      "}\n" ::"r"(ptx::smem_address(bar)),
+      "r"(cta)
+      : "memory");
+#else
+  (void)bar, (void)cta;
+#endif
+}
+
 // cp.async.bulk.tensor.3d...: the same for a 3-D tensor map, coordinates
 // innermost first. Lab 31 maps Q, K, V as {d, seq, heads}: a box that runs
 // past one head's last row reads zeros, not the next head's first rows.
