@@ -53,8 +53,9 @@
 //
 // TMA needs the row pitch (k elements) to be a multiple of 16 bytes: for k not
 // a multiple of 8 the launcher first copies A and B into buffers with k
-// rounded up, zero-padded (stream-ordered cudaMallocAsync, freed after the
-// product) — an extra pass over the inputs on such shapes only.
+// rounded up, zero-padded (cudalabs::stream_alloc: stream-ordered, from a
+// pool that keeps its memory between calls; freed after the product) — an
+// extra pass over the inputs on such shapes only.
 //
 // Compiled only for sm_90a (kernels_hopper.cu); elsewhere the kernel body is
 // empty and the host never launches it (lab30::wgmma_tma_unavailable).
@@ -64,6 +65,7 @@
 #include <cudalabs/device.hpp>
 #include <cudalabs/error.hpp>
 #include <cudalabs/hopper.cuh>
+#include <cudalabs/memory.hpp>
 
 #include "gemm_tile.cuh"
 
@@ -316,7 +318,7 @@ void gemm_wgmma_tma(const T* a, const T* b, float* c, int m, int n, int k, cudaS
   if (k % pitch_elements != 0) {
     padded_k = cudalabs::ceil_div(k, pitch_elements) * pitch_elements;
     const std::int64_t a_count = static_cast<std::int64_t>(m) * padded_k, b_count = static_cast<std::int64_t>(n) * padded_k;
-    CUDALABS_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&padded), (a_count + b_count) * sizeof(T), stream));
+    padded = static_cast<T*>(cudalabs::stream_alloc((a_count + b_count) * sizeof(T), "wgmma_tma's padded A and B", stream));
     pad_columns_kernel<T><<<static_cast<unsigned>(cudalabs::ceil_div<std::int64_t>(a_count, 256)), 256, 0, stream>>>(
         a, padded, m, k, padded_k);
     CUDALABS_CHECK_LAUNCH("pad_columns_kernel (A)");
@@ -355,7 +357,7 @@ void gemm_wgmma_tma(const T* a, const T* b, float* c, int m, int n, int k, cudaS
                                                                          split_slices);
   }
   CUDALABS_CHECK_LAUNCH("gemm_wgmma_tma_kernel");
-  if (padded) CUDALABS_CHECK(cudaFreeAsync(padded, stream));
+  cudalabs::stream_free(padded, stream);
   // END SOLUTION
   // STUB: cudalabs::not_implemented("gemm_wgmma_tma", a, b, c, m, n, k, stream);
 }

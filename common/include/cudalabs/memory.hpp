@@ -1,7 +1,8 @@
 #pragma once
-// Move-only owners of device memory, pinned host memory, streams and events.
-// Destructors free; nothing in a lab calls cudaFree. Allocation failures throw
-// CudaError naming the bytes asked for and the bytes the device had free.
+// Move-only owners of device memory, pinned host memory, streams and events,
+// and stream-ordered scratch memory for launchers. Destructors free; nothing
+// in a lab calls cudaFree. Allocation failures throw CudaError naming the
+// bytes asked for and the bytes the device had free.
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -15,6 +16,12 @@ namespace cudalabs {
 
 void* device_alloc(std::size_t bytes, const char* what);
 void device_free(void* p) noexcept;
+// Stream-ordered scratch memory for a launcher (cudaMallocFromPoolAsync):
+// usable by work queued on `stream` after the call, freed in stream order by
+// stream_free. From a pool that keeps freed memory for the next call, so that
+// a launcher timed in a loop does not pay the system's mapping every call.
+void* stream_alloc(std::size_t bytes, const char* what, cudaStream_t stream);
+void stream_free(void* p, cudaStream_t stream);
 void* pinned_alloc(std::size_t bytes, const char* what);
 void pinned_free(void* p) noexcept;
 
