@@ -259,7 +259,8 @@ int main(int argc, char** argv) {
                    {"wmma", "WMMA API 16×16×16, 64×64 block tile, 4 warps of 32×32"},
                    {"mma_ldmatrix", "mma.sync m16n8k16 + ldmatrix, 128×256 tile, 8 warps of 64×64, register double buffer"},
                    {"cp_async_pipeline", "+ cp.async 3-stage pipeline (k slices of 64), XOR-swizzled shared memory"},
-                   {"wgmma_tma", "Hopper: TMA + wgmma m64n256k16, mbarriers, producer + 2 consumer warpgroups, persistent, split-K on few tiles (sm_90a)"},
+                   {"wgmma_tma", "Hopper: TMA + wgmma m64n256k16, mbarriers, producer + 2 consumer warpgroups, persistent, pairs of "
+                                 "CTAs sharing B by TMA multicast, split-K on few tiles (sm_90a)"},
                    {"tf32_mma", "--dtype tf32: FP32 inputs, mma_ldmatrix's kernel with mma.sync m16n8k8 TF32"}},
       .flags = {{.name = "dtype",
                  .help = "input type: fp16 or bf16 (the ladder), or tf32 (FP32 inputs: the tf32_mma side variant)",

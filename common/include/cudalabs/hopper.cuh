@@ -1,7 +1,8 @@
 #pragma once
 // Hopper's (sm_90a) instructions for a GEMM main loop behind small named
-// device functions (STYLE.md, habit 15): mbarriers, TMA tensor loads, wgmma
-// and its fences, setmaxnreg, named barriers; and, on the host, the one call
+// device functions (STYLE.md, habit 15): mbarriers, TMA tensor loads (and
+// their multicast to a cluster), wgmma and its fences, setmaxnreg, named and
+// cluster barriers; and, on the host, the one call
 // that encodes a TMA tensor map (tensor_map_128b). Used by lab 30 (GEMM) and
 // lab 31 (FlashAttention).
 //
