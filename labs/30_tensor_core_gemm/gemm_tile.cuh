@@ -26,7 +26,7 @@
 // and ~16 panels of B. Row-by-row order would share 1 panel of A and stream
 // all of B through L2 for every tile row: at 8192³ with 128×128 tiles, 64
 // passes over B's 128 MB against L2's 50 MB. For step 4 at 8192³, groups of
-// 4 and 16 tile rows measured 1.5-2% and 0.5% slower than 8 (results/h100/
+// 4 and 16 tile rows measured 1.7% and 0.5% slower than 8 (results/h100/
 // runs/20261123-s11-call6/).
 struct TileCoord {
   int row0, col0;  // the tile's first row and column of C
