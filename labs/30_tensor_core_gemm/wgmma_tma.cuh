@@ -150,10 +150,12 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
     __syncthreads();
 
   // Persistent: one block per SM walks the work units blockIdx.x, +
-  // gridDim.x, ... A unit is a tile (in tile_of_block's order) and, with
-  // split-K (`splits` > 1, decode-like shapes with fewer tiles than SMs), one
-  // of `splits` ranges of split_slices slices of k; its partial sum is added
-  // to C, which the launcher zeroed. The ring runs on across units: `g`
+  // gridDim.x, ... (a pair of blocks walks them by its cluster's index, a
+  // unit then a band of two tiles). A unit is a tile (in tile_of_block's
+  // order) and, with split-K (`splits` > 1, decode-like shapes with fewer
+  // tiles than SMs), one of `splits` ranges of split_slices slices of k; its
+  // partial sum is added to C, which the launcher zeroed. The ring runs on
+  // across units: `g`
   // counts this block's slices over all its units, so slice g uses stage g
   // mod 4 in round g / 4. The producer starts loading the next unit while the
   // consumers store this one, and no block pays a launch and an empty ring
