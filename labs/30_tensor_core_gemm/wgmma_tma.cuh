@@ -155,11 +155,10 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
   // order) and, with split-K (`splits` > 1, decode-like shapes with fewer
   // tiles than SMs), one of `splits` ranges of split_slices slices of k; its
   // partial sum is added to C, which the launcher zeroed. The ring runs on
-  // across units: `g`
-  // counts this block's slices over all its units, so slice g uses stage g
-  // mod 4 in round g / 4. The producer starts loading the next unit while the
-  // consumers store this one, and no block pays a launch and an empty ring
-  // per tile.
+  // across units: `g` counts this block's slices over all its units, so
+  // slice g uses stage g mod 4 in round g / 4. The producer starts loading
+  // the next unit while the consumers store this one, and no block pays a
+  // launch and an empty ring per tile.
   auto unit_of = [&](int u, TileCoord& tile, int& first, int& last) {
     tile = tile_of_block(u / splits, bands_m, tiles_n, tile_m * Cluster, tile_n);
     tile.row0 += static_cast<int>(rank) * tile_m;
