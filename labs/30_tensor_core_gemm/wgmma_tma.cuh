@@ -279,27 +279,21 @@ CUtensorMap tensor_map_of(const T* matrix, int rows, int k, int box_rows) {
   return cudalabs::hopper::tensor_map_128b<2>(matrix, {k, rows}, {k}, {wgmma_step::tile_k, box_rows});
 }
 
-// Once, before the first launch (and before the occupancy API is asked): the
+// Before the first launch (and before the occupancy API is asked): the
 // opt-in to 193 KB of dynamic shared memory for both kernels, and the driver's
-// encoder looked up.
+// encoder looked up (once: it keeps what it found).
 template <typename T>
 void gemm_wgmma_tma_prepare() {
-  static const bool opted_in = [] {
-    for (const void* kernel : {reinterpret_cast<const void*>(gemm_wgmma_tma_kernel<T, 1>),
-                               reinterpret_cast<const void*>(gemm_wgmma_tma_kernel<T, 2>)})
-      CUDALABS_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, wgmma_step::smem_bytes));
-    cudalabs::hopper::tensor_map_encoder();
-    return true;
-  }();
-  (void)opted_in;
+  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1>, wgmma_step::smem_bytes>();
+  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 2>, wgmma_step::smem_bytes>();
+  cudalabs::hopper::tensor_map_encoder();
 }
 
 // A launch in clusters of two CTAs (cudaLaunchKernelEx: the <<< >>> syntax
 // has no cluster size). How many such pairs fit on the GPU at once is asked of
 // the GPU: an SM whose GPC has no free partner cannot hold half a cluster, so
 // the persistent grid may be a little under one block per SM.
-template <typename T>
-cudaLaunchConfig_t pair_launch(unsigned clusters, cudaStream_t stream, cudaLaunchAttribute& attribute) {
+inline cudaLaunchConfig_t pair_launch(unsigned clusters, cudaStream_t stream, cudaLaunchAttribute& attribute) {
   attribute.id = cudaLaunchAttributeClusterDimension;
   attribute.val.clusterDim.x = 2, attribute.val.clusterDim.y = 1, attribute.val.clusterDim.z = 1;
   cudaLaunchConfig_t config{};
@@ -312,8 +306,8 @@ template <typename T>
 int resident_pairs() {
   static const int pairs = [] {
     cudaLaunchAttribute attribute;
-    const cudaLaunchConfig_t config = pair_launch<T>(static_cast<unsigned>(cudalabs::current_device().sm_count / 2),
-                                                     nullptr, attribute);
+    const cudaLaunchConfig_t config =
+        pair_launch(static_cast<unsigned>(cudalabs::current_device().sm_count / 2), nullptr, attribute);
     int count = 0;
     CUDALABS_CHECK(cudaOccupancyMaxActiveClusters(&count, gemm_wgmma_tma_kernel<T, 2>, &config));
     return count;
@@ -361,7 +355,7 @@ void gemm_wgmma_tma(const T* a, const T* b, float* c, int m, int n, int k, cudaS
     const int bands = tiles / 2;
     cudaLaunchAttribute attribute;
     const cudaLaunchConfig_t config =
-        pair_launch<T>(static_cast<unsigned>(std::min(bands, resident_pairs<T>())), stream, attribute);
+        pair_launch(static_cast<unsigned>(std::min(bands, resident_pairs<T>())), stream, attribute);
     CUDALABS_CHECK(cudaLaunchKernelEx(&config, gemm_wgmma_tma_kernel<T, 2>, a_map, b_map, c, m, n, padded_k, splits,
                                       split_slices));
   } else {
