@@ -249,18 +249,18 @@ int main(int argc, char** argv) {
           "Steps 1-3 need compute capability 8.0; wgmma_tma needs 9.0 and a build with 9.0 among the\n"
           "architectures (it is skipped, not failed, elsewhere).",
       .sizes = {{.name = "m", .help = "rows of A and C (tokens, in a linear layer)",
-                 .full = {4096, 8192, 16, 64, 128, 16, 128}, .quick = {1, 67, 129, 255}, .max = max_dim},
+                 .full = {4096, 8192, 16, 64, 128, 16, 128}, .quick = {1, 67, 129, 255, 1200}, .max = max_dim},
                 {.name = "n", .help = "rows of B, columns of C (output features)",
-                 .full = {4096, 8192, 8192, 8192, 8192, 4096, 4096}, .quick = {1, 33, 257, 130}, .max = max_dim},
+                 .full = {4096, 8192, 8192, 8192, 8192, 4096, 4096}, .quick = {1, 33, 257, 130, 2000}, .max = max_dim},
                 {.name = "k", .help = "columns of A and B, the contraction (input features)",
-                 .full = {4096, 8192, 8192, 8192, 8192, 4096, 4096}, .quick = {1, 100, 65, 264}, .max = max_dim}},
+                 .full = {4096, 8192, 8192, 8192, 8192, 4096, 4096}, .quick = {1, 100, 65, 264, 600}, .max = max_dim}},
       .variants = {{"cublas", "cuBLAS (cuBLASLt's heuristic algorithms and cublasGemmEx, the fastest for the shape), "
                               "in the --dtype: the baseline", true},
                    {"wmma", "WMMA API 16×16×16, 64×64 block tile, 4 warps of 32×32"},
                    {"mma_ldmatrix", "mma.sync m16n8k16 + ldmatrix, 128×256 tile, 8 warps of 64×64, register double buffer"},
                    {"cp_async_pipeline", "+ cp.async 3-stage pipeline (k slices of 64), XOR-swizzled shared memory"},
                    {"wgmma_tma", "Hopper: TMA + wgmma m64n256k16, mbarriers, producer + 2 consumer warpgroups, persistent, pairs of "
-                                 "CTAs sharing B by TMA multicast, split-K on few tiles (sm_90a)"},
+                                 "CTAs sharing B by TMA multicast, split-K on few tiles, stream-K last round (sm_90a)"},
                    {"tf32_mma", "--dtype tf32: FP32 inputs, mma_ldmatrix's kernel with mma.sync m16n8k8 TF32"}},
       .flags = {{.name = "dtype",
                  .help = "input type: fp16 or bf16 (the ladder), or tf32 (FP32 inputs: the tf32_mma side variant)",

@@ -72,6 +72,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include <cuda/atomic>
+
 #include <cudalabs/device.hpp>
 #include <cudalabs/error.hpp>
 #include <cudalabs/hopper.cuh>
@@ -99,7 +101,7 @@ static_assert(a_stage_bytes % 1024 == 0 && (64 * tile_k * 2) % 1024 == 0,
 // up to SMs / tiles ranges, each at least min_split_slices long; one range
 // when the tiles alone fill the SMs. Range r is slices r·split_slices ..
 // min(slices, (r + 1)·split_slices) - 1 (the kernel's unit_of): every range
-// is non-empty and together they hold every slice once (split_k_test.cu
+// is non-empty and together they hold every slice once (schedule_test.cu
 // checks both on the CPU).
 struct SplitK {
   int splits, split_slices;
@@ -109,12 +111,101 @@ inline SplitK split_k_plan(int tiles, int slices, int sms) {
   const int split_slices = cudalabs::ceil_div(slices, wanted);
   return {cudalabs::ceil_div(slices, split_slices), split_slices};  // ceil again: no empty last range
 }
+
+// Stream-K for the last round. Persistent workers (blocks, or pairs of
+// blocks) take whole tiles round-robin; when the tiles do not divide evenly,
+// the last round leaves workers idle: at 8192³, 1024 bands of two tiles on 66
+// pairs are 15.5 rounds, and the 16th keeps half the SMs busy — 3% of the
+// run. So only the `whole` tiles of full rounds go round-robin; the slices of
+// the rest (the tail) are cut into `tail_workers` equal, contiguous ranges,
+// one per worker, which may cross from one tile into the next. A range
+// shorter than a tile touches at most two tiles (tail_workers > tail tiles).
+// The worker whose range holds a tile's first slice finishes that tile (it
+// reaches it last: it is the end of its range); the others write their partial
+// sums to a workspace and count themselves in on the tile's flag; the
+// finisher waits for the count, adds the partials and stores C. Every worker
+// waits only on workers with a higher index, which never wait before they
+// signal: no cycle, as long as all workers are resident at once (the grid is
+// sized from the occupancy).
+inline constexpr int min_tail_share = 8;  // slices per tail range at least: twice the ring
+
+enum class Finish {
+  store,       // the whole of k: store C
+  atomic_add,  // a split-K range: add into C (zeroed by the launcher)
+  hand_over,   // a tail range without the tile's first slice: write the partial sum, signal
+  collect,     // a tail range with the tile's first slice: wait, add the others' partials, store C
+};
+struct Work {
+  int unit;         // the tile (pairs: band of tiles) in tile_of_block's order
+  int first, last;  // its k slices first .. last - 1
+  Finish finish;
+  int helpers;      // collect: the partials to add, from workers worker + 1 .. worker + helpers
+};
+
+struct Schedule {
+  int tiles, slices;          // tiles (pairs: bands) and k slices per tile
+  int splits, split_slices;   // split-K: unit u is range u % splits of tile u / splits
+  int workers;                // persistent blocks (pairs), the grid
+  int whole;                  // units handed out whole, round-robin
+  int tail_workers;           // workers sharing the slices of tiles whole .. tiles - 1 (0: no tail)
+
+  __host__ __device__ std::int64_t tail_slices() const { return static_cast<std::int64_t>(tiles - whole) * slices; }
+  // Worker w's tail range begins at slice tail_start(w), counted over the tail's tiles one after the other.
+  __host__ __device__ std::int64_t tail_start(int w) const { return w * tail_slices() / tail_workers; }
+  // The worker whose tail range holds slice x: the largest w with tail_start(w) <= x.
+  __host__ __device__ int tail_worker_of(std::int64_t x) const {
+    return static_cast<int>(((x + 1) * tail_workers - 1) / tail_slices());
+  }
+  __host__ __device__ int whole_items(int w) const { return w < whole ? (whole - w + workers - 1) / workers : 0; }
+  __host__ __device__ int items(int w) const {
+    if (w >= tail_workers) return whole_items(w);
+    const std::int64_t begin = tail_start(w), end = tail_start(w + 1);
+    return whole_items(w) + static_cast<int>((end - 1) / slices - begin / slices) + 1;
+  }
+  // Worker w's item i, for i < items(w): its whole units first, then its tail range tile by tile.
+  __host__ __device__ Work item(int w, int i) const {
+    const int whole_count = whole_items(w);
+    if (i < whole_count) {
+      const int u = w + i * workers, first = (u % splits) * split_slices;
+      return {u / splits, first, first + split_slices < slices ? first + split_slices : slices,
+              splits > 1 ? Finish::atomic_add : Finish::store, 0};
+    }
+    const std::int64_t begin = tail_start(w), end = tail_start(w + 1);
+    const int tail_tile = static_cast<int>(begin / slices) + (i - whole_count);
+    const std::int64_t tile_begin = static_cast<std::int64_t>(tail_tile) * slices;
+    const int first = static_cast<int>((begin > tile_begin ? begin : tile_begin) - tile_begin);
+    const int last = static_cast<int>((end < tile_begin + slices ? end : tile_begin + slices) - tile_begin);
+    if (first > 0) return {whole + tail_tile, first, last, Finish::hand_over, 0};
+    const int helpers = tail_worker_of(tile_begin + slices - 1) - w;
+    return {whole + tail_tile, first, last, helpers > 0 ? Finish::collect : Finish::store, helpers};
+  }
+};
+
+// The schedule of `tiles` tiles (pairs: bands) of `slices` slices on at most
+// `workers` persistent workers: split-K where the tiles leave SMs idle
+// (split_k_plan), else whole tiles round-robin and stream-K for a last
+// round that would leave workers idle.
+inline Schedule plan_schedule(int tiles, int slices, SplitK split, int workers) {
+  Schedule plan{tiles, slices, split.splits, split.split_slices, std::min(tiles * split.splits, workers),
+                tiles * split.splits, 0};
+  const int rest = tiles % workers;
+  if (split.splits == 1 && rest != 0) {
+    const int sharing = static_cast<int>(std::min<std::int64_t>(workers, static_cast<std::int64_t>(rest) * slices / min_tail_share));
+    if (sharing > rest) {  // else each share would be a whole tile: nothing gained
+      plan.whole = tiles - rest;
+      plan.tail_workers = sharing;
+      plan.workers = plan.whole > 0 ? workers : sharing;
+    }
+  }
+  return plan;
+}
 }  // namespace wgmma_step
 
 template <typename T, int Cluster>
 __global__ void __launch_bounds__(wgmma_step::threads, 1)
     gemm_wgmma_tma_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
-                          float* __restrict__ c, int m, int n, int k, int splits, int split_slices) {
+                          float* __restrict__ c, int m, int n, int k, const wgmma_step::Schedule plan,
+                          float* __restrict__ partials, int* __restrict__ flags) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   // BEGIN SOLUTION wgmma_tma
   using namespace wgmma_step;
@@ -133,9 +224,8 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
   // r·tile_n/Cluster .. of each B slice and multicasts them to all, its own A
   // as before. A band is Cluster tiles stacked; the cluster walks bands.
   const unsigned rank = Cluster > 1 ? hw::cluster_cta_rank() : 0u;
-  const int first_unit = static_cast<int>(blockIdx.x) / Cluster, unit_step = static_cast<int>(gridDim.x) / Cluster;
+  const int worker = static_cast<int>(blockIdx.x) / Cluster, items = plan.items(worker);
   const int bands_m = cudalabs::ceil_div(m, tile_m * Cluster), tiles_n = cudalabs::ceil_div(n, tile_n);
-  const int units = bands_m * tiles_n * splits, slices = cudalabs::ceil_div(k, tile_k);
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) {
@@ -149,31 +239,30 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
   else
     __syncthreads();
 
-  // Persistent: one block per SM walks the work units blockIdx.x, +
-  // gridDim.x, ... (a pair of blocks walks them by its cluster's index, a
-  // unit then a band of two tiles). A unit is a tile (in tile_of_block's
-  // order) and, with split-K (`splits` > 1, decode-like shapes with fewer
-  // tiles than SMs), one of `splits` ranges of split_slices slices of k; its
-  // partial sum is added to C, which the launcher zeroed. The ring runs on
-  // across units: `g` counts this block's slices over all its units, so
-  // slice g uses stage g mod 4 in round g / 4. The producer starts loading
-  // the next unit while the consumers store this one, and no block pays a
-  // launch and an empty ring per tile.
-  auto unit_of = [&](int u, TileCoord& tile, int& first, int& last) {
-    tile = tile_of_block(u / splits, bands_m, tiles_n, tile_m * Cluster, tile_n);
+  // Persistent: one block per SM, a worker, takes its items of the
+  // schedule one after another (a pair of blocks is one worker, an item then
+  // a band of two tiles, one each). An item is a tile (in tile_of_block's
+  // order) and a range of its k slices: all of them; with split-K (decode-
+  // like shapes with fewer tiles than SMs) one of `splits` ranges, added into
+  // C, which the launcher zeroed; or a worker's share of the last round
+  // (stream-K, Schedule above). The ring runs on across items: `g` counts
+  // this block's slices over all its items, so slice g uses stage g mod 4 in
+  // round g / 4. The producer starts loading the next item while the
+  // consumers store this one, and no block pays a launch and an empty ring
+  // per tile.
+  auto tile_of = [&](const Work& work) {
+    TileCoord tile = tile_of_block(work.unit, bands_m, tiles_n, tile_m * Cluster, tile_n);
     tile.row0 += static_cast<int>(rank) * tile_m;
-    first = (u % splits) * split_slices;
-    last = min(slices, first + split_slices);
+    return tile;
   };
   if (warpgroup == 0) {
     hw::setmaxnreg_dec<40>();
     if (in_group == 0) {
       int g = 0;
-      for (int u = first_unit; u < units; u += unit_step) {
-        TileCoord tile;
-        int first, last;
-        unit_of(u, tile, first, last);
-        for (int s = first; s < last; ++s, ++g) {
+      for (int i = 0; i < items; ++i) {
+        const Work work = plan.item(worker, i);
+        const TileCoord tile = tile_of(work);
+        for (int s = work.first; s < work.last; ++s, ++g) {
           const int stage = g % stages;
           // Round r of a stage waits for the consumers' release of round r - 1
           // (parity (r - 1) & 1); round 0 passes at once (hopper.cuh).
@@ -194,15 +283,14 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
     hw::setmaxnreg_inc<232>();
     const int consumer = warpgroup - 1;
     int g = 0;
-    for (int u = first_unit; u < units; u += unit_step) {
-      TileCoord tile;
-      int first, last;
-      unit_of(u, tile, first, last);
+    for (int i = 0; i < items; ++i) {
+      const Work work = plan.item(worker, i);
+      const TileCoord tile = tile_of(work);
       float acc[128];
 #pragma unroll
       for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
 
-      for (int s = first; s < last; ++s, ++g) {
+      for (int s = work.first; s < work.last; ++s, ++g) {
         const int stage = g % stages;
         hw::mbarrier_wait(&full[stage], (g / stages) & 1);
         const T* a_rows = a_tiles + stage * tile_m * tile_k + consumer * 64 * tile_k;  // this warpgroup's 64 rows
@@ -233,16 +321,46 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
         }
       }
 
+      // Stream-K's hand-over, per consumer warpgroup (its own 64 rows): a
+      // workspace slot of 128 accumulators per thread for each worker, stored
+      // as float4 [32][128 threads] so that a warp's stores are contiguous, and
+      // one flag per tail tile counting the slots written for it. .cg: through
+      // L2 only, never a stale line of this SM's L1.
+      const int per_worker = Cluster * consumers, me = static_cast<int>(rank) * consumers + consumer;
+      auto slot = [&](int w) { return reinterpret_cast<float4*>(partials) + (w * per_worker + me) * (32 * 128) + in_group; };
+      if (work.finish == Finish::hand_over || work.finish == Finish::collect) {
+        cuda::atomic_ref<int, cuda::thread_scope_device> flag(flags[(work.unit - plan.whole) * per_worker + me]);
+        if (work.finish == Finish::hand_over) {
+          float4* mine = slot(worker);
+#pragma unroll
+          for (int j = 0; j < 32; ++j) __stcg(mine + 128 * j, make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
+          hw::named_barrier_sync(1 + consumer, 128);  // the warpgroup's stores are done ...
+          if (in_group == 0) flag.fetch_add(1, cuda::std::memory_order_release);  // ... and published
+          continue;
+        }
+        if (in_group == 0)
+          while (flag.load(cuda::std::memory_order_acquire) != work.helpers) {
+          }
+        hw::named_barrier_sync(1 + consumer, 128);  // every helper's partial sum is in L2
+        for (int h = 1; h <= work.helpers; ++h) {
+          const float4* theirs = slot(worker + h);
+#pragma unroll
+          for (int j = 0; j < 32; ++j) {
+            const float4 p = __ldcg(theirs + 128 * j);
+            acc[4 * j] += p.x, acc[4 * j + 1] += p.y, acc[4 * j + 2] += p.z, acc[4 * j + 3] += p.w;
+          }
+        }
+      }
       // Warp w of this warpgroup holds rows 16w .. 16w+15 of its 64; acc[4j ..]
       // is the m16n8 fragment of columns 8j .. 8j+7 (hopper.cuh).
       const int row0 = tile.row0 + 64 * consumer + 16 * (in_group / 32);
 #pragma unroll
       for (int j = 0; j < 32; ++j) {
         const float fragment[4] = {acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]};
-        if (splits == 1)
-          store_accumulator_16x8(c, m, n, row0, tile.col0 + 8 * j, fragment);
-        else
+        if (work.finish == Finish::atomic_add)
           store_accumulator_16x8<true>(c, m, n, row0, tile.col0 + 8 * j, fragment);
+        else
+          store_accumulator_16x8(c, m, n, row0, tile.col0 + 8 * j, fragment);
       }
     }
   }
@@ -256,7 +374,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
   // STUB: // empty barriers count both blocks' consumer warps (lane r arrives on block r's); cluster_sync after barrier
   // STUB: // init and before exit.
 #else
-  (void)a_map, (void)b_map, (void)c, (void)m, (void)n, (void)k, (void)splits, (void)split_slices;
+  (void)a_map, (void)b_map, (void)c, (void)m, (void)n, (void)k, (void)plan, (void)partials, (void)flags;
 #endif
 }
 
@@ -341,30 +459,41 @@ void gemm_wgmma_tma(const T* a, const T* b, float* c, int m, int n, int k, cudaS
   // here first.
   const int sms = cudalabs::current_device().sm_count;
   const int tiles = static_cast<int>(tile_grid(m, n, tile_m, tile_n)), slices = cudalabs::ceil_div(padded_k, tile_k);
-  const auto [splits, split_slices] = split_k_plan(tiles, slices, sms);
-  if (splits > 1)
+  const SplitK split = split_k_plan(tiles, slices, sms);
+  if (split.splits > 1)
     CUDALABS_CHECK(cudaMemsetAsync(c, 0, static_cast<std::size_t>(m) * static_cast<std::size_t>(n) * sizeof(float), stream));
   // Pairs of CTAs sharing B where every tile has a partner below it (an even
   // number of tile rows, no split-K): each loads half of B's box and
-  // multicasts it. One block per SM, or per SM that can hold one of a pair,
-  // never more than the bands of two tiles.
-  const bool pairs = splits == 1 && cudalabs::ceil_div(m, tile_m) % 2 == 0 && resident_pairs<T>() > 0;
+  // multicasts it. One block per SM (193 KB of shared memory each), or per SM
+  // that can hold one of a pair.
+  const bool pairs = split.splits == 1 && cudalabs::ceil_div(m, tile_m) % 2 == 0 && resident_pairs<T>() > 0;
+  const int cluster = pairs ? 2 : 1;
+  const Schedule plan = plan_schedule(tiles / cluster, slices, split, pairs ? resident_pairs<T>() : sms);
+  // Stream-K's workspace: a slot of partial sums (a 128 × 256 FP32 tile) per
+  // block of each tail worker, and a flag per tail tile, zeroed.
+  float* partials = nullptr;
+  int* flags = nullptr;
+  if (plan.tail_workers > 0) {
+    const std::size_t slot_floats = std::size_t{tile_m} * tile_n * static_cast<std::size_t>(plan.tail_workers * cluster);
+    const std::size_t flag_count = static_cast<std::size_t>((plan.tiles - plan.whole) * cluster * consumers);
+    partials = static_cast<float*>(cudalabs::stream_alloc(slot_floats * sizeof(float) + flag_count * sizeof(int),
+                                                          "wgmma_tma's stream-K partial sums", stream));
+    flags = reinterpret_cast<int*>(partials + slot_floats);
+    CUDALABS_CHECK(cudaMemsetAsync(flags, 0, flag_count * sizeof(int), stream));
+  }
   const CUtensorMap a_map = tensor_map_of(a, m, padded_k, tile_m);
-  const CUtensorMap b_map = tensor_map_of(b, n, padded_k, pairs ? tile_n / 2 : tile_n);
+  const CUtensorMap b_map = tensor_map_of(b, n, padded_k, tile_n / cluster);
   if (pairs) {
-    const int bands = tiles / 2;
     cudaLaunchAttribute attribute;
-    const cudaLaunchConfig_t config =
-        pair_launch(static_cast<unsigned>(std::min(bands, resident_pairs<T>())), stream, attribute);
-    CUDALABS_CHECK(cudaLaunchKernelEx(&config, gemm_wgmma_tma_kernel<T, 2>, a_map, b_map, c, m, n, padded_k, splits,
-                                      split_slices));
+    const cudaLaunchConfig_t config = pair_launch(static_cast<unsigned>(plan.workers), stream, attribute);
+    CUDALABS_CHECK(cudaLaunchKernelEx(&config, gemm_wgmma_tma_kernel<T, 2>, a_map, b_map, c, m, n, padded_k, plan,
+                                      partials, flags));
   } else {
-    // One block per SM (193 KB of shared memory each), never more blocks than units.
-    const unsigned blocks = static_cast<unsigned>(std::min(tiles * splits, sms));
-    gemm_wgmma_tma_kernel<T, 1><<<blocks, threads, smem_bytes, stream>>>(a_map, b_map, c, m, n, padded_k, splits,
-                                                                         split_slices);
+    gemm_wgmma_tma_kernel<T, 1><<<static_cast<unsigned>(plan.workers), threads, smem_bytes, stream>>>(
+        a_map, b_map, c, m, n, padded_k, plan, partials, flags);
   }
   CUDALABS_CHECK_LAUNCH("gemm_wgmma_tma_kernel");
+  cudalabs::stream_free(partials, stream);
   cudalabs::stream_free(padded, stream);
   // END SOLUTION
   // STUB: cudalabs::not_implemented("gemm_wgmma_tma", a, b, c, m, n, k, stream);

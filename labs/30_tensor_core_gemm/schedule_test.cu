@@ -1,0 +1,120 @@
+// CPU test of step 4's work schedule (wgmma_tma.cuh), without a GPU:
+//   split_k_plan: for every count of tiles and of k slices up to 300 and
+//     several SM counts, the k ranges are non-empty and together hold every
+//     slice exactly once; a tile is split only when the tiles leave SMs idle,
+//     never into more units than SMs, never into ranges shorter than
+//     min_split_slices;
+//   plan_schedule + Schedule::item: every (tile, slice) of the product is in
+//     exactly one worker's item; a tile's items end in exactly one store
+//     (or a split-K set of atomic adds), so no tile is stored twice or not at
+//     all; a stream-K tail tile is finished by the worker holding its first
+//     slice, after exactly `helpers` hand-overs from workers worker + 1 ..
+//     worker + helpers; a worker hands over at most once (one workspace slot
+//     each) and before it waits for anyone (no cycle of waits); tail ranges
+//     are at least min_tail_share slices; no more workers than asked.
+#include <cstdio>
+#include <vector>
+
+#include "wgmma_tma.cuh"
+
+namespace {
+
+int failures = 0;
+
+void fail(const char* what, int workers, int tiles, int slices, const char* why) {
+  if (failures++ < 10) std::printf("FAIL %s: %d workers, %d tiles, %d slices: %s\n", what, workers, tiles, slices, why);
+}
+
+void check_split_k(int sms, int tiles, int slices) {
+  using wgmma_step::min_split_slices;
+  const auto [splits, per] = wgmma_step::split_k_plan(tiles, slices, sms);
+  const char* why = nullptr;
+  if (splits < 1 || per < 1) {
+    why = "no range";
+  } else if (splits > 1 && tiles * splits > sms) {
+    why = "more units than SMs";
+  } else if (splits > 1 && per < min_split_slices) {
+    why = "a range shorter than min_split_slices";
+  } else {
+    std::vector<int> taken(static_cast<std::size_t>(slices), 0);
+    for (int r = 0; r < splits && !why; ++r) {
+      const int first = r * per, last = first + per < slices ? first + per : slices;
+      if (first >= last) why = "an empty range";
+      for (int s = first; s < last; ++s) ++taken[static_cast<std::size_t>(s)];
+    }
+    for (int t : taken)
+      if (!why && t != 1) why = "a slice in no range, or in two";
+  }
+  if (why) fail("split_k_plan", sms, tiles, slices, why);
+}
+
+// Returns whether the schedule has a stream-K tail.
+bool check_schedule(int workers, int tiles, int slices) {
+  using wgmma_step::Finish;
+  const wgmma_step::Schedule plan =
+      wgmma_step::plan_schedule(tiles, slices, wgmma_step::split_k_plan(tiles, slices, workers), workers);
+  const auto fail_here = [&](const char* why) { fail("plan_schedule", workers, tiles, slices, why); };
+  if (plan.workers < 1 || plan.workers > workers || plan.tail_workers > plan.workers) return fail_here("worker count"), false;
+  std::vector<int> taken(static_cast<std::size_t>(tiles) * slices, 0);
+  std::vector<int> stores(static_cast<std::size_t>(tiles), 0), adds(static_cast<std::size_t>(tiles), 0);
+  std::vector<int> handed(static_cast<std::size_t>(tiles), 0), helpers(static_cast<std::size_t>(tiles), -1);
+  std::vector<int> collector(static_cast<std::size_t>(tiles), -1), helper_min(static_cast<std::size_t>(tiles), 1 << 30),
+      helper_max(static_cast<std::size_t>(tiles), -1);
+  for (int w = 0; w < plan.workers; ++w) {
+    int hand_overs = 0, tail_slices = 0;
+    bool waited = false;
+    for (int i = 0; i < plan.items(w); ++i) {
+      const wgmma_step::Work work = plan.item(w, i);
+      if (work.unit < 0 || work.unit >= tiles || work.first < 0 || work.first >= work.last || work.last > slices)
+        return fail_here("an item outside the product, or empty"), false;
+      const std::size_t t = static_cast<std::size_t>(work.unit);
+      for (int s = work.first; s < work.last; ++s) ++taken[t * slices + s];
+      if (work.unit >= plan.whole) tail_slices += work.last - work.first;
+      switch (work.finish) {
+        case Finish::store: ++stores[t]; break;
+        case Finish::atomic_add: ++adds[t]; break;
+        case Finish::hand_over:
+          if (waited) fail_here("a worker hands over after it waited");
+          ++hand_overs, ++handed[t];
+          helper_min[t] = std::min(helper_min[t], w), helper_max[t] = std::max(helper_max[t], w);
+          break;
+        case Finish::collect:
+          if (work.first != 0) fail_here("a tile collected by a worker without its first slice");
+          ++stores[t], collector[t] = w, helpers[t] = work.helpers, waited = true;
+          break;
+      }
+    }
+    if (hand_overs > 1) fail_here("a worker hands over twice (one workspace slot each)");
+    if (w < plan.tail_workers && tail_slices < wgmma_step::min_tail_share) fail_here("a tail range under min_tail_share");
+  }
+  for (int v : taken)
+    if (v != 1) return fail_here("a slice in no item, or in two"), false;
+  for (std::size_t t = 0; t < stores.size(); ++t) {
+    const bool split = plan.splits > 1;
+    if (split ? (adds[t] != plan.splits || stores[t] != 0) : (stores[t] != 1 || adds[t] != 0))
+      return fail_here("a tile stored twice, never, or both stored and added"), false;
+    if (handed[t] > 0 && (collector[t] < 0 || helpers[t] != handed[t] || helper_min[t] != collector[t] + 1 ||
+                          helper_max[t] != collector[t] + helpers[t]))
+      return fail_here("hand-overs that do not match the collector's helpers"), false;
+    if (handed[t] == 0 && helpers[t] > 0) return fail_here("a collector waiting for hand-overs nobody makes"), false;
+  }
+  return plan.tail_workers > 0;
+}
+
+}  // namespace
+
+int main() {
+  long checked = 0, tails = 0;
+  for (int sms : {1, 16, 66, 108, 132, 144})
+    for (int tiles = 1; tiles <= 300; ++tiles)
+      for (int slices = 1; slices <= 300; slices += (slices < 40 ? 1 : 7)) {
+        check_split_k(sms, tiles, slices);
+        tails += check_schedule(sms, tiles, slices);
+        ++checked;
+      }
+  // The shapes the lab's records time: 8192³ and 4096³ in pairs (66 workers), 4104³ alone (132).
+  for (const int* shape : {(const int[]){1024, 128, 66}, (const int[]){256, 64, 66}, (const int[]){544, 65, 132}})
+    if (!check_schedule(shape[2], shape[0], shape[1])) fail("plan_schedule", shape[2], shape[0], shape[1], "no stream-K tail");
+  std::printf("work schedule: %ld shapes checked (%ld with a stream-K tail), %d wrong\n", checked, tails, failures);
+  return failures == 0 ? 0 : 1;
+}
