@@ -7,9 +7,9 @@
 //   plan_schedule + Schedule::item: every (tile, slice) of the product is in
 //     exactly one worker's item; a tile's items end in exactly one store
 //     (or a split-K set of atomic adds), so no tile is stored twice or not at
-//     all; a stream-K tail tile is finished by the worker holding its first
-//     slice, after exactly `helpers` hand-overs from workers worker + 1 ..
-//     worker + helpers; a worker hands over at most once (one workspace slot
+//     all; a stream-K tail tile is finished by the worker holding its last
+//     slice, after exactly `helpers` hand-overs from workers worker - helpers
+//     .. worker - 1; a worker hands over at most once (one workspace slot
 //     each) and before it waits for anyone (no cycle of waits); tail ranges
 //     are at least min_tail_share slices; no more workers than asked.
 #include <cstdio>
@@ -79,7 +79,7 @@ bool check_schedule(int workers, int tiles, int slices) {
           helper_min[t] = std::min(helper_min[t], w), helper_max[t] = std::max(helper_max[t], w);
           break;
         case Finish::collect:
-          if (work.first != 0) fail_here("a tile collected by a worker without its first slice");
+          if (work.last != slices) fail_here("a tile collected by a worker without its last slice");
           ++stores[t], collector[t] = w, helpers[t] = work.helpers, waited = true;
           break;
       }
@@ -93,8 +93,8 @@ bool check_schedule(int workers, int tiles, int slices) {
     const bool split = plan.splits > 1;
     if (split ? (adds[t] != plan.splits || stores[t] != 0) : (stores[t] != 1 || adds[t] != 0))
       return fail_here("a tile stored twice, never, or both stored and added"), false;
-    if (handed[t] > 0 && (collector[t] < 0 || helpers[t] != handed[t] || helper_min[t] != collector[t] + 1 ||
-                          helper_max[t] != collector[t] + helpers[t]))
+    if (handed[t] > 0 && (collector[t] < 0 || helpers[t] != handed[t] || helper_max[t] != collector[t] - 1 ||
+                          helper_min[t] != collector[t] - helpers[t]))
       return fail_here("hand-overs that do not match the collector's helpers"), false;
     if (handed[t] == 0 && helpers[t] > 0) return fail_here("a collector waiting for hand-overs nobody makes"), false;
   }

@@ -120,26 +120,34 @@ inline SplitK split_k_plan(int tiles, int slices, int sms) {
 // the rest (the tail) are cut into `tail_workers` equal, contiguous ranges,
 // one per worker, which may cross from one tile into the next. A range
 // shorter than a tile touches at most two tiles (tail_workers > tail tiles).
-// The worker whose range holds a tile's first slice finishes that tile (it
-// reaches it last: it is the end of its range); the others write their partial
-// sums to a workspace and count themselves in on the tile's flag; the
-// finisher waits for the count, adds the partials and stores C. Every worker
-// waits only on workers with a higher index, which never wait before they
-// signal: no cycle, as long as all workers are resident at once (the grid is
-// sized from the occupancy).
+//
+// A worker takes the tiles of its range last one first: its share of the
+// later tile (from slice 0 of k), then its share of the earlier one (up to
+// that tile's last slice). So at any moment every worker is at one of two
+// positions along k, and blocks computing neighbouring tiles read the same
+// slices of A and B while they are in L2 — taken first tile first, each
+// range starts at its own k and they share nothing: the kernel ran 7% slower
+// at 4096³ and 1.3x slower at 1280 × 2560 × 8192 than with no stream-K
+// (results/h100/runs/20261123-s12-call2/).
+// The worker holding a tile's last slice finishes that tile (it reaches it
+// last: the end of its range); the others (lower indices) write their partial
+// sums to a workspace and count themselves in on the tile's flag as soon as
+// their share is done — the first item of their range; the finisher waits for
+// the count, adds the partials and stores C. A worker waits only on lower
+// workers' first items, which never wait: no cycle.
 inline constexpr int min_tail_share = 8;  // slices per tail range at least: twice the ring
 
 enum class Finish {
   store,       // the whole of k: store C
   atomic_add,  // a split-K range: add into C (zeroed by the launcher)
-  hand_over,   // a tail range without the tile's first slice: write the partial sum, signal
-  collect,     // a tail range with the tile's first slice: wait, add the others' partials, store C
+  hand_over,   // a tail range without the tile's last slice: write the partial sum, signal
+  collect,     // a tail range with the tile's last slice: wait, add the others' partials, store C
 };
 struct Work {
   int unit;         // the tile (pairs: band of tiles) in tile_of_block's order
   int first, last;  // its k slices first .. last - 1
   Finish finish;
-  int helpers;      // collect: the partials to add, from workers worker + 1 .. worker + helpers
+  int helpers;      // collect: the partials to add, from workers worker - helpers .. worker - 1
 };
 
 struct Schedule {
@@ -162,7 +170,7 @@ struct Schedule {
     const std::int64_t begin = tail_start(w), end = tail_start(w + 1);
     return whole_items(w) + static_cast<int>((end - 1) / slices - begin / slices) + 1;
   }
-  // Worker w's item i, for i < items(w): its whole units first, then its tail range tile by tile.
+  // Worker w's item i, for i < items(w): its whole units first, then its tail range tile by tile, the last first.
   __host__ __device__ Work item(int w, int i) const {
     const int whole_count = whole_items(w);
     if (i < whole_count) {
@@ -171,12 +179,12 @@ struct Schedule {
               splits > 1 ? Finish::atomic_add : Finish::store, 0};
     }
     const std::int64_t begin = tail_start(w), end = tail_start(w + 1);
-    const int tail_tile = static_cast<int>(begin / slices) + (i - whole_count);
+    const int tail_tile = static_cast<int>((end - 1) / slices) - (i - whole_count);
     const std::int64_t tile_begin = static_cast<std::int64_t>(tail_tile) * slices;
     const int first = static_cast<int>((begin > tile_begin ? begin : tile_begin) - tile_begin);
     const int last = static_cast<int>((end < tile_begin + slices ? end : tile_begin + slices) - tile_begin);
-    if (first > 0) return {whole + tail_tile, first, last, Finish::hand_over, 0};
-    const int helpers = tail_worker_of(tile_begin + slices - 1) - w;
+    if (last < slices) return {whole + tail_tile, first, last, Finish::hand_over, 0};
+    const int helpers = w - tail_worker_of(tile_begin);
     return {whole + tail_tile, first, last, helpers > 0 ? Finish::collect : Finish::store, helpers};
   }
 };
@@ -343,7 +351,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
           }
         hw::named_barrier_sync(1 + consumer, 128);  // every helper's partial sum is in L2
         for (int h = 1; h <= work.helpers; ++h) {
-          const float4* theirs = slot(worker + h);
+          const float4* theirs = slot(worker - h);
 #pragma unroll
           for (int j = 0; j < 32; ++j) {
             const float4 p = __ldcg(theirs + 128 * j);
