@@ -135,7 +135,19 @@ inline SplitK split_k_plan(int tiles, int slices, int sms) {
 // their share is done — the first item of their range; the finisher waits for
 // the count, adds the partials and stores C. A worker waits only on lower
 // workers' first items, which never wait: no cycle.
-inline constexpr int min_tail_share = 8;  // slices per tail range at least: twice the ring
+//
+// The hand-over costs the finisher a wait, a read of the partial sums and
+// their adds at the very end: measured (results/h100/runs/20261123-s12-call3/,
+// Nsight Compute's kernel times at its fixed clocks), stream-K made 8192³
+// 1.9% faster, 4104³ 6% and 1280 × 2560 × 8192 9%, but 4096³ 2.5% slower
+// (58 bands on 66 pairs: 8 slices of each worker's round idle) and 2000 ×
+// 4400 × 1000 3% slower (16-slice tiles) — there the hand-over took longer
+// than the idle time it recovered. So the tail is shared out only where the
+// last round would leave at least min_idle_slices slices' time of every
+// worker idle on average (8192³: 62; 4104³: 57; 1280 × 2560 × 8192: 31;
+// 4096³: 8; 2000 × 4400 × 1000: 13).
+inline constexpr int min_tail_share = 8;    // slices per tail range at least: twice the ring
+inline constexpr int min_idle_slices = 24;  // the idle time a tail must have to be shared out
 
 enum class Finish {
   store,       // the whole of k: store C
@@ -197,7 +209,8 @@ inline Schedule plan_schedule(int tiles, int slices, SplitK split, int workers) 
   Schedule plan{tiles, slices, split.splits, split.split_slices, std::min(tiles * split.splits, workers),
                 tiles * split.splits, 0};
   const int rest = tiles % workers;
-  if (split.splits == 1 && rest != 0) {
+  const bool worth_it = static_cast<std::int64_t>(workers - rest) * slices >= static_cast<std::int64_t>(min_idle_slices) * workers;
+  if (split.splits == 1 && rest != 0 && worth_it) {
     const int sharing = static_cast<int>(std::min<std::int64_t>(workers, static_cast<std::int64_t>(rest) * slices / min_tail_share));
     if (sharing > rest) {  // else each share would be a whole tile: nothing gained
       plan.whole = tiles - rest;
