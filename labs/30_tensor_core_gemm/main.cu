@@ -14,7 +14,8 @@
 //                      rows, same tile and warps                  cp_async_pipeline.cuh
 //   wgmma_tma          Hopper: TMA + wgmma.m64n256k16, mbarriers, a producer
 //                      and two consumer warpgroups, 4 stages, persistent
-//                      blocks, split-K on few tiles                wgmma_tma.cuh
+//                      blocks, split-K on few tiles, stream-K for  wgmma_tma.cuh
+//                      a last round that would idle SMs
 //   tf32_mma           side variant (--dtype tf32): FP32 inputs, step 2's
 //                      kernel with mma.sync.m16n8k8.tf32          tf32_mma.cuh
 //

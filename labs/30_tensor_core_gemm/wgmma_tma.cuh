@@ -389,8 +389,9 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
   // END SOLUTION
   // STUB: // TODO: a producer warpgroup issues TMA loads of A and B slices into a 4-stage ring (full/empty mbarriers); two
   // STUB: // consumer warpgroups (setmaxnreg) each run wgmma m64n256k16 on their 64 rows and release the stage; store C.
-  // STUB: // Persistent: the block walks work units blockIdx.x, += gridDim.x — a tile, or (splits > 1) one range of
-  // STUB: // split_slices k slices of a tile (split_k_plan), its partial sum added into C with atomics.
+  // STUB: // Persistent: worker blockIdx.x / Cluster takes its items plan.item(worker, i), i < plan.items(worker) — a
+  // STUB: // tile and a range of its k slices; finish it as work.finish says: store C, add into C (split-K), or
+  // STUB: // (stream-K) hand the partial sum over through `partials` and the tile's flag, or collect the helpers' sums.
   // STUB: // Cluster == 2: the two blocks of a pair share B — each loads half of it with a TMA multicast to both; the
   // STUB: // empty barriers count both blocks' consumer warps (lane r arrives on block r's); cluster_sync after barrier
   // STUB: // init and before exit.
