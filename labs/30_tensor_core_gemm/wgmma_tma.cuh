@@ -128,7 +128,8 @@ inline SplitK split_k_plan(int tiles, int slices, int sms) {
 // slices of A and B while they are in L2 — taken first tile first, each
 // range starts at its own k and they share nothing: the kernel ran 7% slower
 // at 4096³ and 1.3x slower at 1280 × 2560 × 8192 than with no stream-K
-// (results/h100/runs/20261123-s12-call2/).
+// (results/h100/runs/20261123-s12-call1/; its kernel time under Nsight
+// Compute, and a build without the finisher's wait as slow: -s12-call2/).
 // The worker holding a tile's last slice finishes that tile (it reaches it
 // last: the end of its range); the others (lower indices) write their partial
 // sums to a workspace and count themselves in on the tile's flag as soon as
