@@ -14,39 +14,41 @@
 
 namespace cudalabs {
 
-Session::Session(const LabSpec& spec, Options options, const DeviceInfo& device)
+Recorder::Recorder(const LabSpec& spec, Options options, const DeviceInfo& device)
     : spec_(spec), options_(std::move(options)), device_(device) {}
 
-Session::~Session() = default;
+Recorder::~Recorder() = default;
 
-bool Session::selected(const std::string& variant) const {
+bool Recorder::is_baseline(const std::string& variant) const {
   for (const auto& v : spec_.variants)
-    if (v.name == variant && v.baseline) return true;
-  if (options_.variants.empty()) return true;
+    if (v.name == variant) return v.baseline;
+  return false;
+}
+
+bool Recorder::selected(const std::string& variant) const {
+  if (is_baseline(variant) || options_.variants.empty()) return true;
   for (const auto& v : options_.variants)
     if (v == variant) return true;
   return false;
 }
 
-std::uint64_t Session::seed(std::uint64_t buffer) const { return mix_seed(options_.seed, buffer); }
+std::uint64_t Recorder::seed(std::uint64_t buffer) const { return mix_seed(options_.seed, buffer); }
 
-const Record* Session::baseline_at(const Point& p) const {
+const Record* Recorder::baseline_at(const Point& p) const {
   for (const auto& r : records_)
-    if (r.size == p && r.timed)
-      for (const auto& v : spec_.variants)
-        if (v.baseline && v.name == r.variant) return &r;
+    if (r.size == p && r.timed && is_baseline(r.variant)) return &r;
   return nullptr;
 }
 
-void Session::note(const std::string& line) { notes_.push_back(line); }
+void Recorder::note(const std::string& line) { notes_.push_back(line); }
 
-bool Session::all_passed() const {
+bool Recorder::all_passed() const {
   for (const auto& r : records_)
     if (!r.passed) return false;
   return !records_.empty();
 }
 
-const Record& Session::add(Record r) {
+const Record& Recorder::add(Record r) {
   if (r.flags.empty()) r.flags = options_.extra;
   const bool new_point = records_.empty() || !(records_.back().size == r.size);
   if (new_point) std::printf("\n  [%s]\n%s\n", to_string(r.size).c_str(), table_header().c_str());
@@ -61,42 +63,7 @@ const Record& Session::add(Record r) {
   return records_.back();
 }
 
-namespace {
-
-// One checked run: poison the output, reset, run (traced when `work` is given),
-// wait for the whole device (work a launcher put on another stream included),
-// check.
-CheckResult checked_run(const Measurement& m, cudaStream_t s, GpuWork* work) {
-  if (m.poison) m.poison(s);
-  if (m.reset) m.reset(s);
-  GpuWorkTrace trace;
-  if (work) {
-    CUDALABS_CHECK(cudaDeviceSynchronize());
-    trace.start();
-  }
-  try {
-    m.run(s);
-  } catch (const NotImplemented&) {
-    // A starter kit's stub launcher: end the trace here, or CUPTI stays on and
-    // the next variant's trace counts this variant's neighbours' work.
-    if (work) {
-      trace.stop_api();
-      CUDALABS_CHECK(cudaDeviceSynchronize());
-      trace.stop();
-    }
-    throw;
-  }
-  if (work) trace.stop_api();
-  CUDALABS_CHECK(cudaDeviceSynchronize());
-  if (work) *work = trace.stop();
-  return m.check();
-}
-
-bool is_host_variant(const Measurement& m) { return m.clock == Clock::host || m.expect == Expect::host; }
-
-}  // namespace
-
-const Record& Session::measure(const Measurement& m) {
+const Record& Recorder::measure(const Measurement& m) {
   Record r;
   r.lab = spec_.name;
   r.variant = m.variant;
@@ -106,8 +73,7 @@ const Record& Session::measure(const Measurement& m) {
   r.resources = m.resources;
   r.extra = m.extra;
   r.seed = options_.seed;
-  cudaStream_t s = stream();
-  const bool host = is_host_variant(m);
+  const bool host = m.clock == Clock::host || m.expect == Expect::host;
   if (!host && !m.new_inputs)
     throw std::logic_error("variant " + m.variant + " has no new_inputs: every GPU variant must be re-checked on fresh inputs");
 
@@ -115,7 +81,7 @@ const Record& Session::measure(const Measurement& m) {
   const bool traced = m.expect == Expect::kernels && !host;
   bool ok = true;
   try {
-    r.check = checked_run(m, s, traced ? &r.gpu_work : nullptr);
+    r.check = checked_run(m, traced ? &r.gpu_work : nullptr);
   } catch (const NotImplemented& e) {
     // A wrong result like any other (exit 1), never a crash; tools/grade.py
     // and tools/starter.py read the failure's first words.
@@ -137,36 +103,18 @@ const Record& Session::measure(const Measurement& m) {
   // 2. Again on the same inputs, output poisoned again: a kernel right only
   //    once, or one that skips its work when called again, fails here.
   if (ok) {
-    r.repeat = checked_run(m, s, nullptr);
+    r.repeat = checked_run(m, nullptr);
     if (!r.repeat.passed) {
       r.failure = "repeated run on the same inputs (output poisoned again): " + r.repeat.summary() +
                   " — right only the first time, or skipped its work when called again";
       ok = false;
     }
   }
-  // 3. Timing, with the clocks read around it.
+  // 3. Timing, then the output of the last timed run (races that show only
+  //    back to back).
   if (ok && !options_.check_only) {
-    r.clocks_before = read_clocks();
-    if (m.clock == Clock::events) {
-      r.timing = time_on_stream(s, m.run, options_.timer, m.reset);
-    } else {
-      auto one = [&] {
-        if (m.reset) m.reset(s);
-        CUDALABS_CHECK(cudaStreamSynchronize(s));
-        auto t0 = std::chrono::steady_clock::now();
-        m.run(s);
-        CUDALABS_CHECK(cudaStreamSynchronize(s));
-        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      };
-      for (int i = 0; i < options_.timer.warmup_runs; ++i) one();
-      r.timing = repeat_until_stable(one, options_.timer);
-    }
-    CUDALABS_CHECK(cudaDeviceSynchronize());
-    r.clocks_after = read_clocks();
-    r.throttled = throttled_between(r.clocks_before, r.clocks_after, &r.throttle_why);
-    r.power_capped = power_capped_between(r.clocks_before, r.clocks_after);
+    time(m, r);
     r.timed = true;
-    // The output of the last timed run (races that show only back to back).
     r.after_timing = m.check();
     if (!r.after_timing.passed) {
       r.failure = "output of the timed runs: " + r.after_timing.summary();
@@ -179,10 +127,10 @@ const Record& Session::measure(const Measurement& m) {
     if (m.new_inputs) {
       r.fresh_seed = mix_seed(options_.seed ^ 0xF7E5C0FFEEull, ++fresh_inputs_drawn_);
       m.new_inputs(r.fresh_seed);
-      CUDALABS_CHECK(cudaDeviceSynchronize());
+      synchronize();
       r.fresh_inputs = true;
     }
-    r.recheck = checked_run(m, s, nullptr);
+    r.recheck = checked_run(m, nullptr);
     if (!r.recheck.passed) {
       r.failure = (r.fresh_inputs ? "fresh inputs (seed " + std::to_string(r.fresh_seed) + "), output poisoned: "
                                   : "last check, output poisoned: ") +
@@ -191,47 +139,51 @@ const Record& Session::measure(const Measurement& m) {
     }
   }
   r.passed = ok;
+  if (r.timed) rate(r, m);
+  return add(std::move(r));
+}
 
-  if (r.timed && r.timing.median_ms > 0) {
+void Recorder::rate(Record& r, const Measurement& m) {
+  if (r.timing.median_ms > 0) {
     r.gbps = r.bytes / (r.timing.median_ms * 1e6);
     r.gflops = r.flops / (r.timing.median_ms * 1e6);
   }
-  const Record* base = baseline_at(r.size);
-  bool is_baseline = false;
-  for (const auto& v : spec_.variants)
-    if (v.name == r.variant && v.baseline) is_baseline = true;
-  if (base && !is_baseline && r.timed) {
+  const Record* base = baseline_for(r);
+  const bool baseline = is_baseline(r.variant);
+  if (base && !baseline) {
     r.baseline = base->variant;
     r.baseline_ms = base->timing.median_ms;
     r.vs_baseline = base->timing.median_ms / r.timing.median_ms;
   }
-  if (r.timed) {
-    if (m.ceiling == CeilingKind::copy_bandwidth && r.bytes > 0) {
-      r.ceiling = "d2d_copy_gbps";
-      r.ceiling_value = Ceilings::copy_gbps();
-      r.pct_of_ceiling = 100.0 * r.gbps / r.ceiling_value;
-      // 5% above the measured copy: the data sat in L2 (small sizes), or the
-      // byte count is wrong. Either way, not a DRAM bandwidth.
-      r.suspect = r.pct_of_ceiling > 105.0;
-    } else if (m.ceiling == CeilingKind::given && m.given_ceiling.gbps > 0 && r.bytes > 0) {
-      r.ceiling = m.given_ceiling.name;
-      r.ceiling_value = m.given_ceiling.gbps;
-      r.pct_of_ceiling = 100.0 * r.gbps / r.ceiling_value;
-      r.suspect = r.pct_of_ceiling > 105.0;
-    } else if (m.ceiling == CeilingKind::baseline) {
-      if (is_baseline) {
-        r.ceiling = r.variant;
-        r.ceiling_value = r.flops > 0 ? r.gflops : r.gbps;
-        r.pct_of_ceiling = 100.0;
-      } else if (base) {
-        r.ceiling = base->variant;
-        r.ceiling_value = base->flops > 0 ? base->gflops : base->gbps;
-        r.pct_of_ceiling = 100.0 * r.vs_baseline;
-      }
+  if (m.ceiling == CeilingKind::copy_bandwidth && r.bytes > 0) {
+    r.ceiling = "d2d_copy_gbps";
+    r.ceiling_value = copy_gbps();
+    r.pct_of_ceiling = 100.0 * r.gbps / r.ceiling_value;
+    // 5% above the measured copy: the data sat in L2 (small sizes), or the
+    // byte count is wrong. Either way, not a DRAM bandwidth.
+    r.suspect = r.pct_of_ceiling > 105.0;
+  } else if (m.ceiling == CeilingKind::given && m.given_ceiling.gbps > 0 && r.bytes > 0) {
+    r.ceiling = m.given_ceiling.name;
+    r.ceiling_value = m.given_ceiling.gbps;
+    r.pct_of_ceiling = 100.0 * r.gbps / r.ceiling_value;
+    r.suspect = r.pct_of_ceiling > 105.0;
+  } else if (m.ceiling == CeilingKind::baseline) {
+    if (baseline) {
+      r.ceiling = r.variant;
+      r.ceiling_value = r.flops > 0 ? r.gflops : r.gbps;
+      r.pct_of_ceiling = 100.0;
+    } else if (base) {
+      r.ceiling = base->variant;
+      r.ceiling_value = base->flops > 0 ? base->gflops : base->gbps;
+      r.pct_of_ceiling = 100.0 * r.vs_baseline;
     }
-    judge_plausibility(r, m.peak);
   }
-  return add(std::move(r));
+  // The plausibility gate: a rate the hardware cannot reach.
+  r.peak = to_string(m.peak);
+  r.peak_gflops = device_.peak_gflops(m.peak);
+  const double fallback = device_.dram_peak_gbps > 0 ? 0 : 1.2 * copy_gbps();
+  r.implausible_why = implausible_reason(r.gbps, r.gflops, r.bytes, m.peak, device_, fallback);
+  r.implausible = !r.implausible_why.empty();
 }
 
 std::string implausible_reason(double gbps, double gflops, double bytes, Peak peak, const DeviceInfo& dev,
@@ -258,17 +210,15 @@ std::string implausible_reason(double gbps, double gflops, double bytes, Peak pe
   return "";
 }
 
-void Session::judge_plausibility(Record& r, Peak peak) const {
-  r.peak = to_string(peak);
-  r.peak_gflops = device_.peak_gflops(peak);
-  const double fallback = device_.dram_peak_gbps > 0 ? 0 : 1.2 * Ceilings::copy_gbps();
-  r.implausible_why = implausible_reason(r.gbps, r.gflops, r.bytes, peak, device_, fallback);
-  r.implausible = !r.implausible_why.empty();
-}
-
-void Session::finish() {
+void Recorder::finish() {
   std::string res = resources_table(records_);
   if (!res.empty()) std::printf("\n%s", res.c_str());
+  for (const auto& r : records_)
+    if (r.ceiling == "d2d_copy_gbps") {
+      notes_.push_back("%ceil = % of the device-to-device copy bandwidth measured in this run: " +
+                       std::to_string(static_cast<long>(copy_gbps())) + " GB/s (bytes read + written)");
+      break;
+    }
   // Above the measured copy bandwidth: for data that fits in L2 that is L2's
   // bandwidth; for larger data, a pass that only reads (a reduction) can beat a
   // read+write copy by a few percent on HBM. Neither is a DRAM rate to compare.
@@ -317,6 +267,40 @@ void require_compute_capability(const DeviceInfo& dev, int major, int minor, con
                         " or newer; " + dev.name + " is " + dev.cc() + ".");
 }
 
+std::string seed_and_timing_line(const Options& o) {
+  char line[256];
+  std::snprintf(line, sizeof line, "   seed %llu; timing: median of runs until the 95%% CI is within ±%.1f%% (at most %d runs, %.1f s)%s",
+                static_cast<unsigned long long>(o.seed), 100 * o.timer.rel_precision, o.timer.max_runs, o.timer.max_seconds,
+                o.timer.flush_l2 ? "; L2 flushed before each run" : "");
+  return line;
+}
+
+int exit_code_of_current_exception(const std::string& lab) {
+  const char* name = lab.c_str();
+  try {
+    throw;
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "%s: error: %s\n", name, e.what());
+    return 2;
+  } catch (const NoDeviceError& e) {
+    std::fprintf(stderr, "%s: skipped: %s\n", name, e.what());
+    return 77;
+  } catch (const CudaError& e) {
+    std::fprintf(stderr, "%s: %s\n", name, e.what());
+    return 3;
+  } catch (const NotImplemented& e) {
+    // A stub called outside Recorder::measure (a lab's own sweep or setup).
+    std::fprintf(stderr, "%s: FAILED: %s (a starter-kit stub: write it in the lab's kernel file)\n", name, e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "%s: error: the host ran out of memory for these sizes. Use a smaller --size.\n", name);
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: internal error: %s\n", name, e.what());
+    return 3;
+  }
+}
+
 int run_lab(int argc, char** argv, const LabSpec& spec, const std::function<void(Session&)>& body) {
   Parsed parsed;
   try {
@@ -351,38 +335,14 @@ int run_lab(int argc, char** argv, const LabSpec& spec, const std::function<void
     std::printf("   device %d: %s (cc %s, %d SMs, %zu MB L2, %.1f GB), CUDA runtime %s, driver %s\n", dev.id,
                 dev.name.c_str(), dev.cc().c_str(), dev.sm_count, dev.l2_bytes >> 20, dev.global_mem_bytes / 1e9,
                 dev.toolkit().c_str(), dev.driver().c_str());
-    std::printf("   seed %llu; timing: median of runs until the 95%% CI is within ±%.1f%% (at most %d runs, %.1f s)%s\n",
-                static_cast<unsigned long long>(o.seed), 100 * o.timer.rel_precision, o.timer.max_runs, o.timer.max_seconds,
-                o.timer.flush_l2 ? "; L2 flushed before each run" : "");
+    std::printf("%s\n", seed_and_timing_line(o).c_str());
     std::fflush(stdout);
     Session session(spec, parsed.options, dev);
     body(session);
-    bool uses_copy = false;
-    for (const auto& r : session.records()) uses_copy = uses_copy || r.ceiling == "d2d_copy_gbps";
-    if (uses_copy)
-      session.note("%ceil = % of the device-to-device copy bandwidth measured in this run: " +
-                   std::to_string(static_cast<long>(Ceilings::copy_gbps())) + " GB/s (bytes read + written)");
     session.finish();
     return session.all_passed() ? 0 : 1;
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "%s: error: %s\n", spec.name.c_str(), e.what());
-    return 2;
-  } catch (const NoDeviceError& e) {
-    std::fprintf(stderr, "%s: skipped: %s\n", spec.name.c_str(), e.what());
-    return 77;
-  } catch (const CudaError& e) {
-    std::fprintf(stderr, "%s: %s\n", spec.name.c_str(), e.what());
-    return 3;
-  } catch (const NotImplemented& e) {
-    // A stub called outside Session::measure (a lab's own sweep or setup).
-    std::fprintf(stderr, "%s: FAILED: %s (a starter-kit stub: write it in the lab's kernel file)\n", spec.name.c_str(), e.what());
-    return 1;
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "%s: error: the host ran out of memory for these sizes. Use a smaller --size.\n", spec.name.c_str());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: internal error: %s\n", spec.name.c_str(), e.what());
-    return 3;
+  } catch (...) {
+    return exit_code_of_current_exception(spec.name);
   }
 }
 

@@ -7,10 +7,11 @@
 // Session, DeviceBuffer, Stream, Event and timer call cudart), and this lab's
 // point is a program that does not link cudart. What it reuses from common/ is
 // the CPU part, compiled into the program (meson.build): the command line
-// (cli.cpp), checker, seeded inputs, CPU references, the stopping rule of the
-// timer (repeat_until_stable), the JSON record and table row (report.cpp), the
-// plausibility gate (implausible_reason) and the CUPTI trace of GPU work
-// (trace.cpp, which loads CUPTI with dlopen). The variants are described with
+// (cli.cpp), checker, seeded inputs, CPU references, the session's procedure
+// itself (cudalabs::Recorder in lab.cpp: the checks, the stopping rule of the
+// timer, the JSON record and table row, the plausibility gate) and the CUPTI
+// trace of GPU work (trace.cpp, which loads CUPTI with dlopen). What it adds
+// is the part that touches the GPU, on the driver API. The variants are described with
 // the same cudalabs::Measurement as every other lab: a CUstream and a
 // cudaStream_t are the same type (struct CUstream_st*).
 #include <cuda.h>
@@ -27,49 +28,30 @@
 
 namespace lab19 {
 
-class DriverSession {
+// The lab contract's session (cudalabs::Recorder: the records, the four
+// steps of measure(), the table and the summary) with the driver API's
+// checked run, timing and synchronisation. A baseline here is per kernel: a
+// variant is compared with the baseline variant of the same size whose name
+// ends the same way (driver_vector_add with runtime_vector_add).
+class DriverSession : public cudalabs::Recorder {
  public:
   DriverSession(const cudalabs::LabSpec& spec, cudalabs::Options options, const cudalabs::DeviceInfo& device);
-
-  const cudalabs::Options& options() const { return options_; }
-  const std::vector<cudalabs::Point>& points() const { return options_.points; }
-  const cudalabs::DeviceInfo& device() const { return device_; }
   CUstream stream() const { return stream_.get(); }
-  bool selected(const std::string& variant) const;
-  std::uint64_t seed() const { return options_.seed; }
-
-  // Session::measure's four steps: a traced first run on poisoned outputs, a
-  // repeated run, timing (events or host clock) with a check of the last timed
-  // output, and a run on fresh input values. A baseline here is per kernel: a
-  // variant is compared with the baseline variant of the same size whose name
-  // ends the same way (driver_vector_add with runtime_vector_add).
-  const cudalabs::Record& measure(const cudalabs::Measurement& m);
-  void note(const std::string& line) { notes_.push_back(line); }
-  const std::vector<cudalabs::Record>& records() const { return records_; }
-  bool all_passed() const;
-  void finish();
-
-  // Device-to-device copy, bytes read + written per second (cuMemcpyDtoDAsync
-  // of 2 x 256 MiB), measured once: the %ceil column of bandwidth-bound rows.
-  double copy_gbps();
 
  private:
-  const cudalabs::Record* baseline_for(const cudalabs::Record& r) const;
-  bool is_baseline(const std::string& variant) const;
-  cudalabs::CheckResult checked_run(const cudalabs::Measurement& m, cudalabs::GpuWork* work);
+  cudalabs::CheckResult checked_run(const cudalabs::Measurement& m, cudalabs::GpuWork* work) override;
+  void time(const cudalabs::Measurement& m, cudalabs::Record& r) override;
+  void synchronize() override;
+  // Device-to-device copy, bytes read + written per second (cuMemcpyDtoDAsync
+  // of 2 x 256 MiB), measured once: the %ceil column of bandwidth-bound rows.
+  double copy_gbps() override;
+  const cudalabs::Record* baseline_for(const cudalabs::Record& r) const override;
   cudalabs::TimingStats time_events(const cudalabs::Measurement& m);
   cudalabs::TimingStats time_host_clock(const cudalabs::Measurement& m);
-  const cudalabs::Record& add(cudalabs::Record r);
 
-  const cudalabs::LabSpec& spec_;
-  cudalabs::Options options_;
-  cudalabs::DeviceInfo device_;
   Stream stream_;
   DeviceArray<unsigned char> l2_flush_;  // allocated on the first --flush-l2 run
   double copy_gbps_ = 0;
-  std::uint64_t fresh_inputs_drawn_ = 0;
-  std::vector<cudalabs::Record> records_;
-  std::vector<std::string> notes_;
 };
 
 // Parses the flags, then calls before_driver_init(options) (the last moment

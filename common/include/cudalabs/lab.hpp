@@ -80,15 +80,17 @@ struct Measurement {
   std::map<std::string, double> extra;      // lab-specific numbers for the JSON record
 };
 
-class Session {
+// What every session shares, whatever API it runs on: the run's options and
+// records, the four steps of measure() (the header above), the comparison with
+// the baseline and the ceiling, the table and the summary. The steps that touch
+// the GPU are the virtual members below: Session gives the runtime API's,
+// lab 19's DriverSession (labs/19_driver_api/harness.hpp) the driver API's.
+// Nothing here calls the CUDA runtime itself, so lab 19 links it without cudart.
+class Recorder {
  public:
-  Session(const LabSpec& spec, Options options, const DeviceInfo& device);
-  ~Session();
-
   const Options& options() const { return options_; }
   const std::vector<Point>& points() const { return options_.points; }
   const DeviceInfo& device() const { return device_; }
-  cudaStream_t stream() const { return stream_.get(); }
   const TimerConfig& timer() const { return options_.timer; }
   // Whether this run includes a variant (baselines are always included).
   bool selected(const std::string& variant) const;
@@ -109,16 +111,48 @@ class Session {
   const Record* baseline_at(const Point& p) const;
   void finish();  // prints resources, notes, summary
 
+ protected:
+  Recorder(const LabSpec& spec, Options options, const DeviceInfo& device);
+  virtual ~Recorder();
+  // Poison the output, reset, run (traced into `work` when given), wait for
+  // the whole device, check.
+  virtual CheckResult checked_run(const Measurement& m, GpuWork* work) = 0;
+  // Step 3: time the variant into r.timing (and read what the session reads
+  // around it: the clocks), then wait for the device.
+  virtual void time(const Measurement& m, Record& r) = 0;
+  virtual void synchronize() = 0;  // wait for the whole device
+  // The device-to-device copy bandwidth (GB/s read + written), measured once:
+  // the ceiling of CeilingKind::copy_bandwidth rows.
+  virtual double copy_gbps() = 0;
+  // The record r is compared with: by default the baseline variant's at r's size.
+  virtual const Record* baseline_for(const Record& r) const { return baseline_at(r.size); }
+  bool is_baseline(const std::string& variant) const;
+
  private:
   const LabSpec& spec_;
   Options options_;
   DeviceInfo device_;
-  Stream stream_;
   std::vector<Record> records_;
   std::vector<std::string> notes_;
   std::uint64_t fresh_inputs_drawn_ = 0;
-  // Marks r implausible when its GB/s or GFLOP/s exceed what the device can do.
-  void judge_plausibility(Record& r, Peak peak) const;
+  // Sets r's comparison with its baseline, its ceiling and its plausibility.
+  void rate(Record& r, const Measurement& m);
+};
+
+// A lab's session on the CUDA runtime: its stream, the runtime's checked run
+// and event timing, the clocks read around the timing.
+class Session : public Recorder {
+ public:
+  Session(const LabSpec& spec, Options options, const DeviceInfo& device);
+  ~Session() override;
+  cudaStream_t stream() const { return stream_.get(); }
+
+ private:
+  Stream stream_;
+  CheckResult checked_run(const Measurement& m, GpuWork* work) override;
+  void time(const Measurement& m, Record& r) override;
+  void synchronize() override;
+  double copy_gbps() override;
 };
 
 // Why a measured rate is physically impossible on `dev` ("" when it is not): FLOP/s
@@ -127,6 +161,14 @@ class Session {
 // memory clock). The plausibility gate of every record; CPU only.
 std::string implausible_reason(double gbps, double gflops, double bytes, Peak peak, const DeviceInfo& dev,
                                double dram_fallback_gbps = 0);
+
+// The banner's line of the run's seed and timing rule ("   seed 42; timing: ...").
+std::string seed_and_timing_line(const Options& o);
+
+// Inside a lab main's catch (...): prints what went wrong and returns the exit
+// code DESIGN.md gives it (2 bad usage, 77 no device, 3 CUDA failure, 1 a
+// starter-kit stub). Shared by run_lab and lab 19's run_driver_lab.
+int exit_code_of_current_exception(const std::string& lab);
 
 // Runs a lab: returns the process exit code (0, 1, 2, 3 or 77).
 int run_lab(int argc, char** argv, const LabSpec& spec, const std::function<void(Session&)>& body);

@@ -1,0 +1,75 @@
+// Session: the lab harness's session on the CUDA runtime (lab.hpp). Apart from
+// lab.cpp so that lab 19, which links lab.cpp's Recorder without cudart, never
+// compiles a line of it (in one file the compiler may inline these members
+// into Recorder's, and their cudart calls with them).
+#include <chrono>
+
+#include "cudalabs/lab.hpp"
+#include "cudalabs/monitor.hpp"
+
+namespace cudalabs {
+
+Session::Session(const LabSpec& spec, Options options, const DeviceInfo& device)
+    : Recorder(spec, std::move(options), device) {}
+
+Session::~Session() = default;
+
+// One checked run on the runtime: waits for the whole device (work a launcher
+// put on another stream included).
+CheckResult Session::checked_run(const Measurement& m, GpuWork* work) {
+  cudaStream_t s = stream();
+  if (m.poison) m.poison(s);
+  if (m.reset) m.reset(s);
+  GpuWorkTrace trace;
+  if (work) {
+    CUDALABS_CHECK(cudaDeviceSynchronize());
+    trace.start();
+  }
+  try {
+    m.run(s);
+  } catch (const NotImplemented&) {
+    // A starter kit's stub launcher: end the trace here, or CUPTI stays on and
+    // the next variant's trace counts this variant's neighbours' work.
+    if (work) {
+      trace.stop_api();
+      CUDALABS_CHECK(cudaDeviceSynchronize());
+      trace.stop();
+    }
+    throw;
+  }
+  if (work) trace.stop_api();
+  CUDALABS_CHECK(cudaDeviceSynchronize());
+  if (work) *work = trace.stop();
+  return m.check();
+}
+
+// Events on the stream, or the host clock around the work and a stream
+// synchronisation; the clocks read before and after.
+void Session::time(const Measurement& m, Record& r) {
+  cudaStream_t s = stream();
+  r.clocks_before = read_clocks();
+  if (m.clock == Clock::events) {
+    r.timing = time_on_stream(s, m.run, timer(), m.reset);
+  } else {
+    auto one = [&] {
+      if (m.reset) m.reset(s);
+      CUDALABS_CHECK(cudaStreamSynchronize(s));
+      auto t0 = std::chrono::steady_clock::now();
+      m.run(s);
+      CUDALABS_CHECK(cudaStreamSynchronize(s));
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    };
+    for (int i = 0; i < timer().warmup_runs; ++i) one();
+    r.timing = repeat_until_stable(one, timer());
+  }
+  CUDALABS_CHECK(cudaDeviceSynchronize());
+  r.clocks_after = read_clocks();
+  r.throttled = throttled_between(r.clocks_before, r.clocks_after, &r.throttle_why);
+  r.power_capped = power_capped_between(r.clocks_before, r.clocks_after);
+}
+
+void Session::synchronize() { CUDALABS_CHECK(cudaDeviceSynchronize()); }
+
+double Session::copy_gbps() { return Ceilings::copy_gbps(); }
+
+}  // namespace cudalabs
