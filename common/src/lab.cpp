@@ -90,7 +90,9 @@ const Record& Recorder::measure(const Measurement& m) {
     ok = false;
   }
   if (!traced)
-    r.gpu_work.not_traced_why = host ? "a CPU variant" : "host<->device copies are this variant's lesson (Expect::copies)";
+    r.gpu_work.not_traced_why = m.expect == Expect::host ? "a CPU variant"
+                                : m.clock == Clock::host ? "timed on the host clock (Clock::host)"
+                                                         : "host<->device copies are this variant's lesson (Expect::copies)";
   if (!ok) {
     // not implemented: nothing ran, nothing to judge
   } else if (const std::string problem = r.gpu_work.problem(); !problem.empty()) {
