@@ -1,11 +1,8 @@
 #include "cudalabs/lab.hpp"
 
-#include <chrono>
-#include <cmath>
 #include <cstdlib>
 #include <cstdio>
 #include <fstream>
-#include <iostream>
 #include <new>
 #include <stdexcept>
 

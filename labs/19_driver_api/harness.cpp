@@ -3,11 +3,8 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <new>
-#include <stdexcept>
 
 #include <cudalabs/monitor.hpp>
-#include <cudalabs/random.hpp>
 #include <cudalabs/timer.hpp>
 
 namespace lab19 {

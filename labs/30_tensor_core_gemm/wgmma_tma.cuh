@@ -310,7 +310,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
       const TileCoord tile = tile_of(work);
       float acc[128];
 #pragma unroll
-      for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+      for (int r = 0; r < 128; ++r) acc[r] = 0.0f;
 
       for (int s = work.first; s < work.last; ++s, ++g) {
         const int stage = g % stages;
@@ -318,7 +318,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
         const T* a_rows = a_tiles + stage * tile_m * tile_k + consumer * 64 * tile_k;  // this warpgroup's 64 rows
         const T* b_rows = b_tiles + stage * tile_n * tile_k;
 #pragma unroll
-        for (int i = 0; i < 128; ++i) hw::fence_operand(acc[i]);
+        for (int r = 0; r < 128; ++r) hw::fence_operand(acc[r]);
         hw::wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < tile_k; kk += 16)
@@ -333,7 +333,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
         // (results/h100/runs/20261123-s9-call7/: wg1.patch, ab_wait*.txt).
         hw::wgmma_wait_group<0>();
 #pragma unroll
-        for (int i = 0; i < 128; ++i) hw::fence_operand(acc[i]);
+        for (int r = 0; r < 128; ++r) hw::fence_operand(acc[r]);
         if constexpr (Cluster == 1) {
           if (in_group % 32 == 0) hw::mbarrier_arrive(&empty[stage]);
         } else if (in_group % 32 < Cluster) {
