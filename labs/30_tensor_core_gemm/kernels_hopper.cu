@@ -31,8 +31,9 @@ void wgmma_tma(const __nv_bfloat16* a, const __nv_bfloat16* b, float* c, int m, 
 
 cudalabs::KernelResources wgmma_tma_resources(bool bf16) {
   bf16 ? gemm_wgmma_tma_prepare<__nv_bfloat16>() : gemm_wgmma_tma_prepare<__half>();
-  return bf16 ? resources_of(gemm_wgmma_tma_kernel<__nv_bfloat16, 2>, wgmma_step::threads, wgmma_step::smem_bytes)
-              : resources_of(gemm_wgmma_tma_kernel<__half, 2>, wgmma_step::threads, wgmma_step::smem_bytes);
+  using wgmma_step::WideTile;
+  return bf16 ? resources_of(gemm_wgmma_tma_kernel<__nv_bfloat16, 2, WideTile>, wgmma_step::threads, WideTile::smem_bytes)
+              : resources_of(gemm_wgmma_tma_kernel<__half, 2, WideTile>, wgmma_step::threads, WideTile::smem_bytes);
 }
 
 std::string wgmma_tma_unavailable() {

@@ -1,8 +1,9 @@
 #pragma once
 // Step 4 — Hopper: TMA loads, wgmma, warp-specialised producer and consumers.
 //
-// A block of 3 warpgroups (384 threads) computes 128×256 tiles of C, one
-// after another (one block per SM: "persistent", below):
+// A block of 3 warpgroups (384 threads) computes 128×256 tiles of C (for
+// m <= 128, 128 × N tiles of Cᵀ: "Skinny tiles", below), one after another
+// (one block per SM: "persistent", below):
 //   - warpgroup 0, the producer: one thread issues, per 64-wide slice of k,
 //     two TMA loads (A[128×64], B[256×64]: 48 KB) into a free stage of a
 //     4-stage ring, announcing the bytes on that stage's "full" mbarrier. It
@@ -46,6 +47,22 @@
 // differ from run to run in the last bits (the check's tolerance is for any
 // order).
 //
+// Skinny tiles, for m <= 128 (decode: a few rows of activations times a
+// weight matrix): a 128×256 tile of C has at most m of its 128 rows in the
+// matrix — TMA fills the rest with zeros, which the tensor cores multiply
+// (7/8 of the work at m = 16) — and a 48 KB stage holds 16 KB of A, mostly
+// zeros. So the block computes Cᵀ = B·Aᵀ instead, in 128 × N tiles, N = 16,
+// 32, 64 or 128, the first at or above m: 128 rows of B are wgmma's M, the
+// m rows of A its N (m64nNk16), nothing multiplied twice, and the stages
+// shrink to 18-32 KB, so 6 to 12 of them fit (TileShape). Only the store
+// differs: element (r, c) of Cᵀ goes to C[c][r]. Measured on the H100, CUDA-
+// graph times (results/h100/runs/20261124-s14-call1/, the old and new builds
+// alternated three times): m = 16, n = k = 4096: 17.2-17.3 -> 9.9-10.2 µs
+// (cuBLAS 8.3-8.4); m = 64: 16.7-17.5 -> 12.5; m = 128: 20.4-20.9 ->
+// 16.0-16.3 (cuBLAS 11.5-11.6); n = k = 8192, m = 16: 54.5-55.3 -> 49.5-50.4
+// (cuBLAS 48.3-48.7); m = 128: 65.2-65.9 -> 59.0-59.1 (cuBLAS 51.3-51.4).
+// It stops at N = 128: SkinnyTile<256> would be the wide tile turned round.
+//
 // Pairs of CTAs (a cluster of two) where the tile rows pair up and there is
 // no split: the two blocks compute tiles one above the other and need the
 // same 256 rows of B per slice, so each loads its own A and half of B and
@@ -56,8 +73,8 @@
 // FP16 1.4788 -> 1.4772 ms (medians of three), BF16 1.4276 -> 1.4088 ms; L2
 // throughput 69% -> 65%. A small gain: the kernel was not waiting on L2.
 //
-// Shared memory: 4 stages × 48 KB + 1 KB for alignment = 193 KB, one block per
-// SM. The layout is TMA's 128-byte swizzle (cudalabs/hopper.cuh), which the
+// Shared memory: 4 stages × 48 KB + 1 KB for alignment = 193 KB (skinny
+// tiles: 192 to 216 KB of stages), one block per SM. The layout is TMA's 128-byte swizzle (cudalabs/hopper.cuh), which the
 // wgmma descriptors name: rows of 64 elements = 128 bytes, 16-byte chunk c of
 // row r stored at c XOR (r mod 8) — step 3's idea, done by the hardware.
 //
@@ -82,18 +99,38 @@
 #include "gemm_tile.cuh"
 
 namespace wgmma_step {
-inline constexpr int tile_m = 128, tile_n = 256, tile_k = 64;  // tile_k: 128 bytes, one swizzle row
-inline constexpr int stages = 4;
+inline constexpr int tile_k = 64;  // 128 bytes, one swizzle row
 inline constexpr int min_split_slices = 4;  // split-K: at least 256 of k per unit, 4 slices to fill the ring
 inline constexpr int consumers = 2;  // warpgroups, 64 rows of the tile each
 inline constexpr int threads = 128 * (1 + consumers);
-inline constexpr int a_stage_bytes = tile_m * tile_k * 2;  // 16 KB
-inline constexpr int b_stage_bytes = tile_n * tile_k * 2;  // 32 KB
-inline constexpr int stage_bytes = a_stage_bytes + b_stage_bytes;
-// + 1024: the dynamic shared memory is only 16-byte aligned, the tiles need 1024.
-inline constexpr int smem_bytes = stages * stage_bytes + 1024 + 2 * stages * 8;
-static_assert(a_stage_bytes % 1024 == 0 && (64 * tile_k * 2) % 1024 == 0,
-              "every tile and each consumer's 64-row half of A start on a 1024-byte swizzle atom");
+inline constexpr int ring_bytes = 216 * 1024;  // of the 227 KB a block may have: the stages, as many as fit
+
+// The tile a block computes, Rows × Cols of the product, and the ring that
+// feeds it. Rows = 64 per consumer warpgroup (wgmma's M); Cols is wgmma's N.
+//   WideTile: 128 × 256 tiles of C, 4 stages of 48 KB.
+//   SkinnyTile<N> (m <= 128, decode-like): 128 × N tiles of Cᵀ = B·Aᵀ, N =
+//     16, 32, 64 or 128, the first at or above m — the product's short side
+//     is wgmma's N, not its M of 128 rows that TMA would fill with zeros
+//     past m and the tensor cores multiply; stages of 18 to 32 KB, 12 to 6
+//     of them, where the wide tile has 4 of 48 KB.
+// Since A and B are both stored K-major, Cᵀ = B·Aᵀ is the same product with
+// the matrices swapped: only the store of C differs (store_transposed_16x8).
+template <int Cols, bool Transposed>
+struct TileShape {
+  static constexpr int rows = 64 * consumers, cols = Cols;
+  static constexpr bool transposed = Transposed;
+  static constexpr int row_stage_bytes = rows * tile_k * 2;  // 16 KB
+  static constexpr int col_stage_bytes = cols * tile_k * 2;  // 32 KB for 256 columns, 2 KB for 16
+  static constexpr int stage_bytes = row_stage_bytes + col_stage_bytes;
+  static constexpr int stages = ring_bytes / stage_bytes;
+  // + 1024: the dynamic shared memory is only 16-byte aligned, the tiles need 1024.
+  static constexpr int smem_bytes = stages * stage_bytes + 1024 + 2 * stages * 8;
+  static_assert(row_stage_bytes % 1024 == 0 && col_stage_bytes % 1024 == 0 && (64 * tile_k * 2) % 1024 == 0,
+                "every tile and each consumer's 64-row half start on a 1024-byte swizzle atom");
+};
+using WideTile = TileShape<256, false>;
+template <int N>
+using SkinnyTile = TileShape<N, true>;
 
 // Split-K, where the tiles leave SMs idle (decode-like shapes: m = 16 .. 128
 // with n = 4096 is 16 tiles for 132 SMs): each tile's `slices` k slices are
@@ -223,20 +260,45 @@ inline Schedule plan_schedule(int tiles, int slices, SplitK split, int workers) 
 }
 }  // namespace wgmma_step
 
-template <typename T, int Cluster>
+// The m16n8 fragment at (row0, col0) of Cᵀ (n × m), as store_accumulator_16x8
+// lays it out, written into C (m × n) — or added (split-K): element (r, c) of
+// Cᵀ is C[c][r]. Lanes with the same t write 8 consecutive floats of a row of
+// C; no pair of a thread's values is adjacent in C, so one float each.
+template <bool Add>
+__device__ inline void store_transposed_16x8(float* __restrict__ c, int m, int n, int row0, int col0,
+                                             const float (&acc)[4]) {
+  const int lane = static_cast<int>(threadIdx.x) % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    const int r = row0 + g + 8 * (e / 2), col = col0 + 2 * t + e % 2;  // r: a column of C, col: a row
+    if (r >= n || col >= m) continue;
+    float* p = c + static_cast<std::int64_t>(col) * n + r;
+    if constexpr (Add)
+      atomicAdd(p, acc[e]);
+    else
+      *p = acc[e];
+  }
+}
+
+// rows_map, cols_map: the tensor maps of the matrix whose rows are the tiles'
+// rows (wgmma's A: the matrix A, or B for a transposed Shape) and of the one
+// whose rows are their columns (wgmma's B: B, or A).
+template <typename T, int Cluster, class Shape>
 __global__ void __launch_bounds__(wgmma_step::threads, 1)
-    gemm_wgmma_tma_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
+    gemm_wgmma_tma_kernel(const __grid_constant__ CUtensorMap rows_map, const __grid_constant__ CUtensorMap cols_map,
                           float* __restrict__ c, int m, int n, int k, const wgmma_step::Schedule plan,
                           float* __restrict__ partials, int* __restrict__ flags) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   // BEGIN SOLUTION wgmma_tma
   using namespace wgmma_step;
   namespace hw = cudalabs::hopper;
+  constexpr int tile_m = Shape::rows, tile_n = Shape::cols, stages = Shape::stages;
+  constexpr int stage_bytes = Shape::stage_bytes, fragments = tile_n / 8;  // m16n8 fragments per consumer warp
   extern __shared__ unsigned char smem_raw[];
   unsigned char* smem = reinterpret_cast<unsigned char*>(
       (reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t{1023});
-  T* a_tiles = reinterpret_cast<T*>(smem);                          // [stage][128 rows][64]
-  T* b_tiles = reinterpret_cast<T*>(smem + stages * a_stage_bytes);  // [stage][256 rows][64]
+  T* a_tiles = reinterpret_cast<T*>(smem);                                    // [stage][tile_m rows][64]
+  T* b_tiles = reinterpret_cast<T*>(smem + stages * Shape::row_stage_bytes);  // [stage][tile_n rows][64]
   auto* full = reinterpret_cast<std::uint64_t*>(smem + stages * stage_bytes);
   std::uint64_t* empty = full + stages;
 
@@ -247,7 +309,9 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
   // as before. A band is Cluster tiles stacked; the cluster walks bands.
   const unsigned rank = Cluster > 1 ? hw::cluster_cta_rank() : 0u;
   const int worker = static_cast<int>(blockIdx.x) / Cluster, items = plan.items(worker);
-  const int bands_m = cudalabs::ceil_div(m, tile_m * Cluster), tiles_n = cudalabs::ceil_div(n, tile_n);
+  // The product computed: C (m × n), or Cᵀ (n × m) for a transposed Shape.
+  const int rows = Shape::transposed ? n : m, cols = Shape::transposed ? m : n;
+  const int bands_m = cudalabs::ceil_div(rows, tile_m * Cluster), tiles_n = cudalabs::ceil_div(cols, tile_n);
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) {
@@ -268,8 +332,8 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
   // like shapes with fewer tiles than SMs) one of `splits` ranges, added into
   // C, which the launcher zeroed; or a worker's share of the last round
   // (stream-K, Schedule above). The ring runs on across items: `g` counts
-  // this block's slices over all its items, so slice g uses stage g mod 4 in
-  // round g / 4. The producer starts loading the next item while the
+  // this block's slices over all its items, so slice g uses stage g mod stages
+  // in round g / stages. The producer starts loading the next item while the
   // consumers store this one, and no block pays a launch and an empty ring
   // per tile.
   auto tile_of = [&](const Work& work) {
@@ -290,12 +354,12 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
           // (parity (r - 1) & 1); round 0 passes at once (hopper.cuh).
           hw::mbarrier_wait(&empty[stage], ((g / stages) & 1) ^ 1);
           hw::mbarrier_arrive_expect_tx(&full[stage], stage_bytes);  // TMA writes the whole box, zeros included
-          hw::tma_load_2d(a_tiles + stage * tile_m * tile_k, &a_map, s * tile_k, tile.row0, &full[stage]);
+          hw::tma_load_2d(a_tiles + stage * tile_m * tile_k, &rows_map, s * tile_k, tile.row0, &full[stage]);
           if constexpr (Cluster == 1) {
-            hw::tma_load_2d(b_tiles + stage * tile_n * tile_k, &b_map, s * tile_k, tile.col0, &full[stage]);
+            hw::tma_load_2d(b_tiles + stage * tile_n * tile_k, &cols_map, s * tile_k, tile.col0, &full[stage]);
           } else {
             constexpr int part = tile_n / Cluster;  // rows of B this CTA loads for the cluster
-            hw::tma_load_2d_multicast(b_tiles + stage * tile_n * tile_k + rank * part * tile_k, &b_map, s * tile_k,
+            hw::tma_load_2d_multicast(b_tiles + stage * tile_n * tile_k + rank * part * tile_k, &cols_map, s * tile_k,
                                       tile.col0 + static_cast<int>(rank) * part, &full[stage], (1u << Cluster) - 1);
           }
         }
@@ -308,21 +372,20 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
     for (int i = 0; i < items; ++i) {
       const Work work = plan.item(worker, i);
       const TileCoord tile = tile_of(work);
-      float acc[128];
+      float acc[tile_n / 2];  // the consumer's 64 × tile_n, 128 threads
 #pragma unroll
-      for (int r = 0; r < 128; ++r) acc[r] = 0.0f;
+      for (int r = 0; r < tile_n / 2; ++r) acc[r] = 0.0f;
 
       for (int s = work.first; s < work.last; ++s, ++g) {
         const int stage = g % stages;
         hw::mbarrier_wait(&full[stage], (g / stages) & 1);
         const T* a_rows = a_tiles + stage * tile_m * tile_k + consumer * 64 * tile_k;  // this warpgroup's 64 rows
         const T* b_rows = b_tiles + stage * tile_n * tile_k;
-#pragma unroll
-        for (int r = 0; r < 128; ++r) hw::fence_operand(acc[r]);
+        hw::fence_operands(acc);
         hw::wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < tile_k; kk += 16)
-          hw::wgmma_m64n256k16<T>(acc, hw::smem_descriptor_128b(a_rows + kk), hw::smem_descriptor_128b(b_rows + kk),
+          hw::wgmma_ss<tile_n, T>(acc, hw::smem_descriptor_128b(a_rows + kk), hw::smem_descriptor_128b(b_rows + kk),
                                   true);
         hw::wgmma_commit_group();
         // Wait for this slice's products before handing the stage back. The
@@ -332,8 +395,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
         // did not pay: within 1% at 8192³ and 4096³, FP16 and BF16, either way
         // (results/h100/runs/20261123-s9-call7/: wg1.patch, ab_wait*.txt).
         hw::wgmma_wait_group<0>();
-#pragma unroll
-        for (int r = 0; r < 128; ++r) hw::fence_operand(acc[r]);
+        hw::fence_operands(acc);
         if constexpr (Cluster == 1) {
           if (in_group % 32 == 0) hw::mbarrier_arrive(&empty[stage]);
         } else if (in_group % 32 < Cluster) {
@@ -344,18 +406,18 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
       }
 
       // Stream-K's hand-over, per consumer warpgroup (its own 64 rows): a
-      // workspace slot of 128 accumulators per thread for each worker, stored
-      // as float4 [32][128 threads] so that a warp's stores are contiguous, and
+      // workspace slot of tile_n / 2 accumulators per thread for each worker,
+      // stored as float4 [fragments][128 threads] so that a warp's stores are contiguous, and
       // one flag per tail tile counting the slots written for it. .cg: through
       // L2 only, never a stale line of this SM's L1.
       const int per_worker = Cluster * consumers, me = static_cast<int>(rank) * consumers + consumer;
-      auto slot = [&](int w) { return reinterpret_cast<float4*>(partials) + (w * per_worker + me) * (32 * 128) + in_group; };
+      auto slot = [&](int w) { return reinterpret_cast<float4*>(partials) + (w * per_worker + me) * (fragments * 128) + in_group; };
       if (work.finish == Finish::hand_over || work.finish == Finish::collect) {
         cuda::atomic_ref<int, cuda::thread_scope_device> flag(flags[(work.unit - plan.whole) * per_worker + me]);
         if (work.finish == Finish::hand_over) {
           float4* mine = slot(worker);
 #pragma unroll
-          for (int j = 0; j < 32; ++j) __stcg(mine + 128 * j, make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
+          for (int j = 0; j < fragments; ++j) __stcg(mine + 128 * j, make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
           hw::named_barrier_sync(1 + consumer, 128);  // the warpgroup's stores are done ...
           if (in_group == 0) flag.fetch_add(1, cuda::std::memory_order_release);  // ... and published
           continue;
@@ -367,7 +429,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
         for (int h = 1; h <= work.helpers; ++h) {
           const float4* theirs = slot(worker - h);
 #pragma unroll
-          for (int j = 0; j < 32; ++j) {
+          for (int j = 0; j < fragments; ++j) {
             const float4 p = __ldcg(theirs + 128 * j);
             acc[4 * j] += p.x, acc[4 * j + 1] += p.y, acc[4 * j + 2] += p.z, acc[4 * j + 3] += p.w;
           }
@@ -376,20 +438,24 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
       // Warp w of this warpgroup holds rows 16w .. 16w+15 of its 64; acc[4j ..]
       // is the m16n8 fragment of columns 8j .. 8j+7 (hopper.cuh).
       const int row0 = tile.row0 + 64 * consumer + 16 * (in_group / 32);
+      const bool add = work.finish == Finish::atomic_add;
 #pragma unroll
-      for (int j = 0; j < 32; ++j) {
+      for (int j = 0; j < fragments; ++j) {
         const float fragment[4] = {acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]};
-        if (work.finish == Finish::atomic_add)
-          store_accumulator_16x8<true>(c, m, n, row0, tile.col0 + 8 * j, fragment);
+        if constexpr (Shape::transposed)
+          add ? store_transposed_16x8<true>(c, m, n, row0, tile.col0 + 8 * j, fragment)
+              : store_transposed_16x8<false>(c, m, n, row0, tile.col0 + 8 * j, fragment);
         else
-          store_accumulator_16x8(c, m, n, row0, tile.col0 + 8 * j, fragment);
+          add ? store_accumulator_16x8<true>(c, m, n, row0, tile.col0 + 8 * j, fragment)
+              : store_accumulator_16x8(c, m, n, row0, tile.col0 + 8 * j, fragment);
       }
     }
   }
   if constexpr (Cluster > 1) hw::cluster_sync();  // a peer may still arrive on this CTA's barriers
   // END SOLUTION
-  // STUB: // TODO: a producer warpgroup issues TMA loads of A and B slices into a 4-stage ring (full/empty mbarriers); two
-  // STUB: // consumer warpgroups (setmaxnreg) each run wgmma m64n256k16 on their 64 rows and release the stage; store C.
+  // STUB: // TODO: a producer warpgroup issues TMA loads of A and B slices into a ring of Shape::stages (full/empty
+  // STUB: // mbarriers); two consumer warpgroups (setmaxnreg) each run wgmma m64nNk16 (N = Shape::cols) on their 64 rows and release the
+  // STUB: // stage; store C (Shape::transposed: the tile is of Cᵀ = B·Aᵀ, rows_map is B's — store_transposed_16x8).
   // STUB: // Persistent: worker blockIdx.x / Cluster takes its items plan.item(worker, i), i < plan.items(worker) — a
   // STUB: // tile and a range of its k slices; finish it as work.finish says: store C, add into C (split-K), or
   // STUB: // (stream-K) hand the partial sum over through `partials` and the tile's flag, or collect the helpers' sums.
@@ -397,7 +463,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
   // STUB: // empty barriers count both blocks' consumer warps (lane r arrives on block r's); cluster_sync after barrier
   // STUB: // init and before exit.
 #else
-  (void)a_map, (void)b_map, (void)c, (void)m, (void)n, (void)k, (void)plan, (void)partials, (void)flags;
+  (void)rows_map, (void)cols_map, (void)c, (void)m, (void)n, (void)k, (void)plan, (void)partials, (void)flags;
 #endif
 }
 
@@ -420,13 +486,18 @@ CUtensorMap tensor_map_of(const T* matrix, int rows, int k, int box_rows) {
   return cudalabs::hopper::tensor_map_128b<2>(matrix, {k, rows}, {k}, {wgmma_step::tile_k, box_rows});
 }
 
-// Before the first launch (and before the occupancy API is asked): the
-// opt-in to 193 KB of dynamic shared memory for both kernels, and the driver's
-// encoder looked up (once: it keeps what it found).
+// Before the first launch (and before the occupancy API is asked): each
+// kernel's opt-in to its dynamic shared memory (193 to 217 KB), and the
+// driver's encoder looked up (once each: they keep what they found).
 template <typename T>
 void gemm_wgmma_tma_prepare() {
-  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1>, wgmma_step::smem_bytes>();
-  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 2>, wgmma_step::smem_bytes>();
+  using namespace wgmma_step;
+  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, WideTile>, WideTile::smem_bytes>();
+  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 2, WideTile>, WideTile::smem_bytes>();
+  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, SkinnyTile<16>>, SkinnyTile<16>::smem_bytes>();
+  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, SkinnyTile<32>>, SkinnyTile<32>::smem_bytes>();
+  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, SkinnyTile<64>>, SkinnyTile<64>::smem_bytes>();
+  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, SkinnyTile<128>>, SkinnyTile<128>::smem_bytes>();
   cudalabs::hopper::tensor_map_encoder();
 }
 
@@ -439,7 +510,7 @@ inline cudaLaunchConfig_t pair_launch(unsigned clusters, cudaStream_t stream, cu
   attribute.val.clusterDim.x = 2, attribute.val.clusterDim.y = 1, attribute.val.clusterDim.z = 1;
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(2 * clusters), config.blockDim = dim3(wgmma_step::threads);
-  config.dynamicSmemBytes = wgmma_step::smem_bytes, config.stream = stream;
+  config.dynamicSmemBytes = wgmma_step::WideTile::smem_bytes, config.stream = stream;
   config.attrs = &attribute, config.numAttrs = 1;
   return config;
 }
@@ -450,10 +521,71 @@ int resident_pairs() {
     const cudaLaunchConfig_t config =
         pair_launch(static_cast<unsigned>(cudalabs::current_device().sm_count / 2), nullptr, attribute);
     int count = 0;
-    CUDALABS_CHECK(cudaOccupancyMaxActiveClusters(&count, gemm_wgmma_tma_kernel<T, 2>, &config));
+    CUDALABS_CHECK(cudaOccupancyMaxActiveClusters(&count, gemm_wgmma_tma_kernel<T, 2, wgmma_step::WideTile>, &config));
     return count;
   }();
   return pairs;
+}
+
+// C = A·Bᵀ in tiles of Shape (A, B with padded_k columns, a pitch TMA takes):
+// the schedule of its tiles on the SMs, and the launch.
+template <typename T, class Shape>
+void gemm_wgmma_tiles(const T* a, const T* b, float* c, int m, int n, int padded_k, cudaStream_t stream) {
+  // BEGIN SOLUTION wgmma_tma
+  using namespace wgmma_step;
+  // The product computed: C, or Cᵀ = B·Aᵀ (n × m) for a transposed Shape.
+  const T* row_matrix = Shape::transposed ? b : a;
+  const T* col_matrix = Shape::transposed ? a : b;
+  const int rows = Shape::transposed ? n : m, cols = Shape::transposed ? m : n;
+  // Split-K where the tiles leave SMs idle (split_k_plan): each k range of a
+  // tile is a unit of its own, the units' partial sums added into C, zeroed
+  // here first.
+  const int sms = cudalabs::current_device().sm_count;
+  const int tiles = static_cast<int>(tile_grid(rows, cols, Shape::rows, Shape::cols)),
+            slices = cudalabs::ceil_div(padded_k, tile_k);
+  const SplitK split = split_k_plan(tiles, slices, sms);
+  if (split.splits > 1)
+    CUDALABS_CHECK(cudaMemsetAsync(c, 0, static_cast<std::size_t>(m) * static_cast<std::size_t>(n) * sizeof(float), stream));
+  // Pairs of CTAs sharing B where every tile has a partner below it (an even
+  // number of tile rows, no split-K): each loads half of B's box and
+  // multicasts it. One block per SM (193 KB of shared memory each), or per SM
+  // that can hold one of a pair. Wide tiles only: a skinny tile's B box is 2
+  // to 8 KB.
+  bool pairs = false;
+  if constexpr (!Shape::transposed)
+    pairs = split.splits == 1 && cudalabs::ceil_div(rows, Shape::rows) % 2 == 0 && resident_pairs<T>() > 0;
+  const int cluster = pairs ? 2 : 1;
+  const Schedule plan = plan_schedule(tiles / cluster, slices, split, pairs ? resident_pairs<T>() : sms);
+  // Stream-K's workspace: a slot of partial sums (a tile in FP32) per block
+  // of each tail worker, and a flag per tail tile, zeroed.
+  float* partials = nullptr;
+  int* flags = nullptr;
+  if (plan.tail_workers > 0) {
+    const std::size_t slot_floats =
+        std::size_t{Shape::rows} * Shape::cols * static_cast<std::size_t>(plan.tail_workers * cluster);
+    const std::size_t flag_count = static_cast<std::size_t>((plan.tiles - plan.whole) * cluster * consumers);
+    partials = static_cast<float*>(cudalabs::stream_alloc(slot_floats * sizeof(float) + flag_count * sizeof(int),
+                                                          "wgmma_tma's stream-K partial sums", stream));
+    flags = reinterpret_cast<int*>(partials + slot_floats);
+    CUDALABS_CHECK(cudaMemsetAsync(flags, 0, flag_count * sizeof(int), stream));
+  }
+  const CUtensorMap rows_map = tensor_map_of(row_matrix, rows, padded_k, Shape::rows);
+  const CUtensorMap cols_map = tensor_map_of(col_matrix, cols, padded_k, Shape::cols / cluster);
+  if constexpr (!Shape::transposed) {
+    if (pairs) {
+      cudaLaunchAttribute attribute;
+      const cudaLaunchConfig_t config = pair_launch(static_cast<unsigned>(plan.workers), stream, attribute);
+      CUDALABS_CHECK(cudaLaunchKernelEx(&config, gemm_wgmma_tma_kernel<T, 2, Shape>, rows_map, cols_map, c, m, n,
+                                        padded_k, plan, partials, flags));
+    }
+  }
+  if (!pairs)
+    gemm_wgmma_tma_kernel<T, 1, Shape><<<static_cast<unsigned>(plan.workers), threads, Shape::smem_bytes, stream>>>(
+        rows_map, cols_map, c, m, n, padded_k, plan, partials, flags);
+  CUDALABS_CHECK_LAUNCH("gemm_wgmma_tma_kernel");
+  cudalabs::stream_free(partials, stream);
+  // END SOLUTION
+  // STUB: cudalabs::not_implemented("gemm_wgmma_tiles", a, b, c, m, n, padded_k, stream);
 }
 
 template <typename T>
@@ -477,46 +609,17 @@ void gemm_wgmma_tma(const T* a, const T* b, float* c, int m, int n, int k, cudaS
     a = padded;
     b = padded + a_count;
   }
-  // Split-K where the tiles leave SMs idle (split_k_plan): each k range of a
-  // tile is a unit of its own, the units' partial sums added into C, zeroed
-  // here first.
-  const int sms = cudalabs::current_device().sm_count;
-  const int tiles = static_cast<int>(tile_grid(m, n, tile_m, tile_n)), slices = cudalabs::ceil_div(padded_k, tile_k);
-  const SplitK split = split_k_plan(tiles, slices, sms);
-  if (split.splits > 1)
-    CUDALABS_CHECK(cudaMemsetAsync(c, 0, static_cast<std::size_t>(m) * static_cast<std::size_t>(n) * sizeof(float), stream));
-  // Pairs of CTAs sharing B where every tile has a partner below it (an even
-  // number of tile rows, no split-K): each loads half of B's box and
-  // multicasts it. One block per SM (193 KB of shared memory each), or per SM
-  // that can hold one of a pair.
-  const bool pairs = split.splits == 1 && cudalabs::ceil_div(m, tile_m) % 2 == 0 && resident_pairs<T>() > 0;
-  const int cluster = pairs ? 2 : 1;
-  const Schedule plan = plan_schedule(tiles / cluster, slices, split, pairs ? resident_pairs<T>() : sms);
-  // Stream-K's workspace: a slot of partial sums (a 128 × 256 FP32 tile) per
-  // block of each tail worker, and a flag per tail tile, zeroed.
-  float* partials = nullptr;
-  int* flags = nullptr;
-  if (plan.tail_workers > 0) {
-    const std::size_t slot_floats = std::size_t{tile_m} * tile_n * static_cast<std::size_t>(plan.tail_workers * cluster);
-    const std::size_t flag_count = static_cast<std::size_t>((plan.tiles - plan.whole) * cluster * consumers);
-    partials = static_cast<float*>(cudalabs::stream_alloc(slot_floats * sizeof(float) + flag_count * sizeof(int),
-                                                          "wgmma_tma's stream-K partial sums", stream));
-    flags = reinterpret_cast<int*>(partials + slot_floats);
-    CUDALABS_CHECK(cudaMemsetAsync(flags, 0, flag_count * sizeof(int), stream));
-  }
-  const CUtensorMap a_map = tensor_map_of(a, m, padded_k, tile_m);
-  const CUtensorMap b_map = tensor_map_of(b, n, padded_k, tile_n / cluster);
-  if (pairs) {
-    cudaLaunchAttribute attribute;
-    const cudaLaunchConfig_t config = pair_launch(static_cast<unsigned>(plan.workers), stream, attribute);
-    CUDALABS_CHECK(cudaLaunchKernelEx(&config, gemm_wgmma_tma_kernel<T, 2>, a_map, b_map, c, m, n, padded_k, plan,
-                                      partials, flags));
-  } else {
-    gemm_wgmma_tma_kernel<T, 1><<<static_cast<unsigned>(plan.workers), threads, smem_bytes, stream>>>(
-        a_map, b_map, c, m, n, padded_k, plan, partials, flags);
-  }
-  CUDALABS_CHECK_LAUNCH("gemm_wgmma_tma_kernel");
-  cudalabs::stream_free(partials, stream);
+  // The tile's shape for the shape of C: skinny (m <= 128: Cᵀ, N >= m) or wide.
+  if (m <= 16)
+    gemm_wgmma_tiles<T, SkinnyTile<16>>(a, b, c, m, n, padded_k, stream);
+  else if (m <= 32)
+    gemm_wgmma_tiles<T, SkinnyTile<32>>(a, b, c, m, n, padded_k, stream);
+  else if (m <= 64)
+    gemm_wgmma_tiles<T, SkinnyTile<64>>(a, b, c, m, n, padded_k, stream);
+  else if (m <= 128)
+    gemm_wgmma_tiles<T, SkinnyTile<128>>(a, b, c, m, n, padded_k, stream);
+  else
+    gemm_wgmma_tiles<T, WideTile>(a, b, c, m, n, padded_k, stream);
   cudalabs::stream_free(padded, stream);
   // END SOLUTION
   // STUB: cudalabs::not_implemented("gemm_wgmma_tma", a, b, c, m, n, k, stream);

@@ -290,7 +290,7 @@ __device__ inline std::uint64_t smem_descriptor_128b_mn_major(const void* tile, 
 // wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}: the same
 // instruction for every N (a multiple of 8 up to 256) but for its operand
 // list, one register per accumulator element (N/2 per thread). The lists for
-// N = 64, 128, 256 are spelled out once below (inline PTX takes no loops), and
+// N = 16, 32, 64, 128, 256 are spelled out once below (inline PTX takes no loops), and
 // the two forms built from them:
 //   wgmma_ss<N, T>(d, a_desc, b_desc, accumulate): d[64×N] (+)= A[64×16] ·
 //     B[16×N], A and B in shared memory (descriptors), both K-major;
@@ -302,8 +302,9 @@ __device__ inline std::uint64_t smem_descriptor_128b_mn_major(const void* tile, 
 // is the m16n8 fragment of columns 8j .. 8j+7 (c0,c1 at row g, columns 2t,
 // 2t+1; c2,c3 at row g+8). `accumulate` false: d = A·B. Asynchronous: issue
 // after wgmma_fence, then commit and wait.
-#define CUDALABS_WGMMA_REGS_32 \
-    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+#define CUDALABS_WGMMA_REGS_8 "%0, %1, %2, %3, %4, %5, %6, %7"
+#define CUDALABS_WGMMA_REGS_16 CUDALABS_WGMMA_REGS_8 ", %8, %9, %10, %11, %12, %13, %14, %15"
+#define CUDALABS_WGMMA_REGS_32 CUDALABS_WGMMA_REGS_16 ", " \
     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
 #define CUDALABS_WGMMA_REGS_64 CUDALABS_WGMMA_REGS_32 ", " \
     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
@@ -313,9 +314,11 @@ __device__ inline std::uint64_t smem_descriptor_128b_mn_major(const void* tile, 
     "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
     "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
     "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-#define CUDALABS_WGMMA_D_32 \
-    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+#define CUDALABS_WGMMA_D_8 \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+#define CUDALABS_WGMMA_D_16 CUDALABS_WGMMA_D_8, \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+#define CUDALABS_WGMMA_D_32 CUDALABS_WGMMA_D_16, \
     "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
     "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
 #define CUDALABS_WGMMA_D_64 CUDALABS_WGMMA_D_32, \
@@ -349,10 +352,15 @@ __device__ inline std::uint64_t smem_descriptor_128b_mn_major(const void* tile, 
 template <int N, typename T>
 __device__ inline void wgmma_ss(float (&d)[N / 2], std::uint64_t a_desc, std::uint64_t b_desc, bool accumulate) {
   static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "FP16 or BF16 inputs");
-  static_assert(N == 64 || N == 128 || N == 256, "wgmma_ss: N = 64, 128 or 256 (add the operand list for others)");
+  static_assert(N == 16 || N == 32 || N == 64 || N == 128 || N == 256,
+                "wgmma_ss: N = 16, 32, 64, 128 or 256 (add the operand list for others)");
 #ifdef CUDALABS_SM90A
   constexpr bool fp16 = std::is_same_v<T, __half>;
-  if constexpr (N == 64) {
+  if constexpr (N == 16) {
+    if constexpr (fp16) CUDALABS_WGMMA_SS(f16, 16, 8, 8, 9, 10); else CUDALABS_WGMMA_SS(bf16, 16, 8, 8, 9, 10);
+  } else if constexpr (N == 32) {
+    if constexpr (fp16) CUDALABS_WGMMA_SS(f16, 32, 16, 16, 17, 18); else CUDALABS_WGMMA_SS(bf16, 32, 16, 16, 17, 18);
+  } else if constexpr (N == 64) {
     if constexpr (fp16) CUDALABS_WGMMA_SS(f16, 64, 32, 32, 33, 34); else CUDALABS_WGMMA_SS(bf16, 64, 32, 32, 33, 34);
   } else if constexpr (N == 128) {
     if constexpr (fp16) CUDALABS_WGMMA_SS(f16, 128, 64, 64, 65, 66); else CUDALABS_WGMMA_SS(bf16, 128, 64, 64, 65, 66);
@@ -387,19 +395,16 @@ __device__ inline void wgmma_rs(float (&d)[N / 2], const std::uint32_t (&a)[4], 
 }
 #undef CUDALABS_WGMMA_SS
 #undef CUDALABS_WGMMA_RS
+#undef CUDALABS_WGMMA_REGS_8
+#undef CUDALABS_WGMMA_REGS_16
 #undef CUDALABS_WGMMA_REGS_32
 #undef CUDALABS_WGMMA_REGS_64
 #undef CUDALABS_WGMMA_REGS_128
+#undef CUDALABS_WGMMA_D_8
+#undef CUDALABS_WGMMA_D_16
 #undef CUDALABS_WGMMA_D_32
 #undef CUDALABS_WGMMA_D_64
 #undef CUDALABS_WGMMA_D_128
-
-// m64n256k16 from shared memory: lab 30's one wgmma (a 64×256 slice of C per
-// consumer warpgroup, 128 accumulators per thread).
-template <typename T>
-__device__ inline void wgmma_m64n256k16(float (&d)[128], std::uint64_t a_desc, std::uint64_t b_desc, bool accumulate) {
-  wgmma_ss<256, T>(d, a_desc, b_desc, accumulate);
-}
 
 
 // ---- host: TMA tensor maps ----------------------------------------------------------------
