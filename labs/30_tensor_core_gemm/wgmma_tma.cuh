@@ -58,9 +58,9 @@
 // differs: element (r, c) of Cᵀ goes to C[c][r]. Measured on the H100, CUDA-
 // graph times (results/h100/runs/20261124-s14-call1/, the old and new builds
 // alternated three times): m = 16, n = k = 4096: 17.2-17.3 -> 9.9-10.2 µs
-// (cuBLAS 8.3-8.4); m = 64: 16.7-17.5 -> 12.5; m = 128: 20.4-20.9 ->
-// 16.0-16.3 (cuBLAS 11.5-11.6); n = k = 8192, m = 16: 54.5-55.3 -> 49.5-50.4
-// (cuBLAS 48.3-48.7); m = 128: 65.2-65.9 -> 59.0-59.1 (cuBLAS 51.3-51.4).
+// (cuBLAS 8.3-8.6); m = 64: 16.7-17.5 -> 12.5; m = 128: 20.4-20.9 ->
+// 16.0-16.3 (cuBLAS 11.2-11.7); n = k = 8192, m = 16: 54.5-55.3 -> 49.5-50.4
+// (cuBLAS 48.3-49.0); m = 128: 65.2-65.9 -> 59.0-59.1 (cuBLAS 51.3-52.8).
 // It stops at N = 128: SkinnyTile<256> would be the wide tile turned round.
 //
 // Pairs of CTAs (a cluster of two) where the tile rows pair up and there is
