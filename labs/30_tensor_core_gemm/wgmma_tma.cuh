@@ -549,8 +549,8 @@ void gemm_wgmma_tiles(const T* a, const T* b, float* c, int m, int n, int padded
   // Pairs of CTAs sharing B where every tile has a partner below it (an even
   // number of tile rows, no split-K): each loads half of B's box and
   // multicasts it. One block per SM (193 KB of shared memory each), or per SM
-  // that can hold one of a pair. Wide tiles only: a skinny tile's B box is 2
-  // to 8 KB.
+  // that can hold one of a pair. Wide tiles only: skinny tiles are split-K
+  // shapes, and pairs sharing A there were slower (README, "Decode-like shapes").
   bool pairs = false;
   if constexpr (!Shape::transposed)
     pairs = split.splits == 1 && cudalabs::ceil_div(rows, Shape::rows) % 2 == 0 && resident_pairs<T>() > 0;
