@@ -16,7 +16,7 @@
 //                      and two consumer warpgroups, 4 stages, persistent
 //                      blocks, split-K on few tiles, stream-K for  wgmma_tma.cuh
 //                      a last round that would idle SMs; for m <= 128
-//                      128×N tiles of Cᵀ (wgmma's N = 16 .. 128 >= m)
+//                      128×N or 64×N tiles of Cᵀ (N = 16 .. 128 >= m)
 //   tf32_mma           side variant (--dtype tf32): FP32 inputs, step 2's
 //                      kernel with mma.sync.m16n8k8.tf32          tf32_mma.cuh
 //
@@ -262,7 +262,7 @@ int main(int argc, char** argv) {
                    {"mma_ldmatrix", "mma.sync m16n8k16 + ldmatrix, 128×256 tile, 8 warps of 64×64, register double buffer"},
                    {"cp_async_pipeline", "+ cp.async 3-stage pipeline (k slices of 64), XOR-swizzled shared memory"},
                    {"wgmma_tma", "Hopper: TMA + wgmma m64n256k16, mbarriers, producer + 2 consumer warpgroups, persistent, pairs of "
-                                 "CTAs sharing B by TMA multicast, split-K on few tiles, stream-K last round; m <= 128: 128×N tiles of Cᵀ (sm_90a)"},
+                                 "CTAs sharing B by TMA multicast, split-K on few tiles, stream-K last round; m <= 128: 128×N or 64×N tiles of Cᵀ (sm_90a)"},
                    {"tf32_mma", "--dtype tf32: FP32 inputs, mma_ldmatrix's kernel with mma.sync m16n8k8 TF32"}},
       .flags = {{.name = "dtype",
                  .help = "input type: fp16 or bf16 (the ladder), or tf32 (FP32 inputs: the tf32_mma side variant)",

@@ -11,7 +11,10 @@
 //     slice, after exactly `helpers` hand-overs from workers worker - helpers
 //     .. worker - 1; a worker hands over at most once (one workspace slot
 //     each) and before it waits for anyone (no cycle of waits); tail ranges
-//     are at least min_tail_share slices; no more workers than asked.
+//     are at least min_tail_share slices; no more workers than asked;
+//   skinny_tile_for: for m = 1 .. 128, the tile's columns are the first of
+//     16 .. 128 at or above m; 64-row tiles only where the 128-row ones
+//     would be split and they would not, and the shapes measured on the H100.
 #include <cstdio>
 #include <vector>
 
@@ -101,6 +104,24 @@ bool check_schedule(int workers, int tiles, int slices) {
   return plan.tail_workers > 0;
 }
 
+void check_skinny_tile(int sms, int m, int n, int slices) {
+  const auto [rows, cols] = wgmma_step::skinny_tile_for(m, n, slices, sms);
+  auto splits = [&](int tile_rows) {
+    return wgmma_step::split_k_plan(cudalabs::ceil_div(n, tile_rows), slices, sms).splits;
+  };
+  const char* why = nullptr;
+  if (cols < m || (cols > 16 && cols / 2 >= m) || (cols != 16 && cols != 32 && cols != 64 && cols != 128))
+    why = "the columns are not the first of 16 .. 128 at or above m";
+  else if (rows != 64 && rows != 128)
+    why = "rows neither 64 nor 128";
+  else if (rows == 64 && (cols < 32 || splits(64) != 1 || splits(128) == 1))
+    why = "64-row tiles where they do not remove a split";
+  else if (rows == 128 && cols >= 32 && splits(128) > 1 && splits(64) == 1)
+    why = "128-row tiles split where 64-row tiles would not be";
+  if (why && failures++ < 10)
+    std::printf("FAIL skinny_tile_for: %d SMs, m = %d, n = %d, %d slices: %s (%d x %d)\n", sms, m, n, slices, why, rows, cols);
+}
+
 }  // namespace
 
 int main() {
@@ -123,6 +144,24 @@ int main() {
                          Shape{256, 64, 66, false}, Shape{144, 16, 66, false}})
     if (check_schedule(s.workers, s.tiles, s.slices) != s.tail)
       fail("plan_schedule", s.workers, s.tiles, s.slices, s.tail ? "no stream-K tail" : "a stream-K tail where it measured slower");
-  std::printf("work schedule: %ld shapes checked (%ld with a stream-K tail), %d wrong\n", checked, tails, failures);
+  long skinny = 0;
+  for (int sms : {16, 66, 132, 144})
+    for (int m = 1; m <= 128; ++m)
+      for (int n : {1, 100, 1000, 2048, 4096, 8192, 8193, 14336, 16384})
+        for (int slices : {1, 4, 16, 64, 128, 256}) check_skinny_tile(sms, m, n, slices), ++skinny;
+  // The decode shapes measured on the H100 (132 SMs; wgmma_tma.cuh, skinny_tile_for): m × n, k = 64·slices.
+  struct Decode {
+    int m, n, slices, rows, cols;
+  };
+  for (const Decode& d : {Decode{128, 8192, 128, 64, 128}, Decode{64, 8192, 128, 64, 64}, Decode{32, 8192, 128, 64, 32},
+                          Decode{16, 8192, 128, 128, 16}, Decode{128, 4096, 64, 128, 128}, Decode{96, 4096, 64, 128, 128},
+                          Decode{16, 4096, 64, 128, 16}, Decode{128, 14336, 64, 128, 128}}) {
+    const auto [rows, cols] = wgmma_step::skinny_tile_for(d.m, d.n, d.slices, 132);
+    if ((rows != d.rows || cols != d.cols) && failures++ < 10)
+      std::printf("FAIL skinny_tile_for: m = %d, n = %d, %d slices: %d x %d, not the %d x %d measured fastest\n", d.m, d.n,
+                  d.slices, rows, cols, d.rows, d.cols);
+  }
+  std::printf("work schedule: %ld shapes checked (%ld with a stream-K tail), %ld skinny tile choices, %d wrong\n",
+              checked, tails, skinny, failures);
   return failures == 0 ? 0 : 1;
 }

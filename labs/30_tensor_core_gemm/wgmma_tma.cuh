@@ -2,7 +2,7 @@
 // Step 4 — Hopper: TMA loads, wgmma, warp-specialised producer and consumers.
 //
 // A block of 3 warpgroups (384 threads) computes 128×256 tiles of C (for
-// m <= 128, 128 × N tiles of Cᵀ: "Skinny tiles", below), one after another
+// m <= 128, 128 × N or 64 × N tiles of Cᵀ: "Skinny tiles", below), one after another
 // (one block per SM: "persistent", below):
 //   - warpgroup 0, the producer: one thread issues, per 64-wide slice of k,
 //     two TMA loads (A[128×64], B[256×64]: 48 KB) into a free stage of a
@@ -61,7 +61,11 @@
 // (cuBLAS 8.3-8.6); m = 64: 16.7-17.5 -> 12.5; m = 128: 20.4-20.9 ->
 // 16.0-16.3 (cuBLAS 11.2-11.7); n = k = 8192, m = 16: 54.5-55.3 -> 49.5-50.4
 // (cuBLAS 48.3-49.0); m = 128: 65.2-65.9 -> 59.0-59.1 (cuBLAS 51.3-52.8).
-// It stops at N = 128: SkinnyTile<256> would be the wide tile turned round.
+// It stops at N = 128: SkinnyTile<128, 256> would be the wide tile turned
+// round. Where 128-row tiles are too few to fill the SMs and would be split,
+// 64-row tiles (the two consumers side by side, N / 2 columns each) may fill
+// them without a split: skinny_tile_for says when; at m = 128, n = k = 8192
+// 57.2-57.6 -> 52.6-53.1 µs (results/h100/runs/20261124-s15-call2/).
 //
 // Pairs of CTAs (a cluster of two) where the tile rows pair up and there is
 // no split: the two blocks compute tiles one above the other and need the
@@ -106,31 +110,40 @@ inline constexpr int threads = 128 * (1 + consumers);
 inline constexpr int ring_bytes = 216 * 1024;  // of the 227 KB a block may have: the stages, as many as fit
 
 // The tile a block computes, Rows × Cols of the product, and the ring that
-// feeds it. Rows = 64 per consumer warpgroup (wgmma's M); Cols is wgmma's N.
+// feeds it. Each consumer warpgroup computes 64 rows (wgmma's M) by
+// consumer_cols (wgmma's N) of it: Rows = 128, the two one above the other;
+// Rows = 64, side by side, Cols / 2 columns each.
 //   WideTile: 128 × 256 tiles of C, 4 stages of 48 KB.
-//   SkinnyTile<N> (m <= 128, decode-like): 128 × N tiles of Cᵀ = B·Aᵀ, N =
-//     16, 32, 64 or 128, the first at or above m — the product's short side
-//     is wgmma's N, not its M of 128 rows that TMA would fill with zeros
-//     past m and the tensor cores multiply; stages of 18 to 32 KB, 12 to 6
-//     of them, where the wide tile has 4 of 48 KB.
+//   SkinnyTile<Rows, N> (m <= 128, decode-like): Rows × N tiles of Cᵀ =
+//     B·Aᵀ — the product's short side is wgmma's N, not its M of 128 rows
+//     that TMA would fill with zeros past m and the tensor cores multiply;
+//     stages of 12 to 32 KB, 18 to 6 of them, where the wide tile has 4 of
+//     48 KB. Rows = 64 halves the tile where 128-row tiles would leave SMs
+//     idle (skinny_tile_for).
 // Since A and B are both stored K-major, Cᵀ = B·Aᵀ is the same product with
 // the matrices swapped: only the store of C differs (store_transposed_16x8).
-template <int Cols, bool Transposed>
+template <int Rows, int Cols, bool Transposed>
 struct TileShape {
-  static constexpr int rows = 64 * consumers, cols = Cols;
-  static constexpr bool transposed = Transposed;
-  static constexpr int row_stage_bytes = rows * tile_k * 2;  // 16 KB
+  static_assert(Rows == 64 * consumers || Rows == 64, "consumers one above the other, or side by side");
+  static constexpr int rows = Rows, cols = Cols;
+  static constexpr bool transposed = Transposed, side_by_side = Rows == 64;
+  static constexpr int consumer_cols = side_by_side ? Cols / consumers : Cols;  // wgmma's N
+  static constexpr int row_stage_bytes = rows * tile_k * 2;  // 16 KB for 128 rows
   static constexpr int col_stage_bytes = cols * tile_k * 2;  // 32 KB for 256 columns, 2 KB for 16
   static constexpr int stage_bytes = row_stage_bytes + col_stage_bytes;
   static constexpr int stages = ring_bytes / stage_bytes;
   // + 1024: the dynamic shared memory is only 16-byte aligned, the tiles need 1024.
   static constexpr int smem_bytes = stages * stage_bytes + 1024 + 2 * stages * 8;
-  static_assert(row_stage_bytes % 1024 == 0 && col_stage_bytes % 1024 == 0 && (64 * tile_k * 2) % 1024 == 0,
-                "every tile and each consumer's 64-row half start on a 1024-byte swizzle atom");
+  static_assert(row_stage_bytes % 1024 == 0 && col_stage_bytes % 1024 == 0 && (64 * tile_k * 2) % 1024 == 0 &&
+                    (consumer_cols * tile_k * 2) % 1024 == 0,
+                "every tile and each consumer's share of it start on a 1024-byte swizzle atom");
+  // Where consumer warpgroup c's 64 × consumer_cols begin in the tile.
+  __host__ __device__ static constexpr int row_offset(int c) { return side_by_side ? 0 : 64 * c; }
+  __host__ __device__ static constexpr int col_offset(int c) { return side_by_side ? consumer_cols * c : 0; }
 };
-using WideTile = TileShape<256, false>;
-template <int N>
-using SkinnyTile = TileShape<N, true>;
+using WideTile = TileShape<64 * consumers, 256, false>;
+template <int Rows, int N>
+using SkinnyTile = TileShape<Rows, N, true>;
 
 // Split-K, where the tiles leave SMs idle (decode-like shapes: m = 16 .. 128
 // with n = 4096 is 16 tiles for 132 SMs): each tile's `slices` k slices are
@@ -147,6 +160,33 @@ inline SplitK split_k_plan(int tiles, int slices, int sms) {
   const int wanted = std::max(1, std::min(sms / tiles, slices / min_split_slices));
   const int split_slices = cudalabs::ceil_div(slices, wanted);
   return {cudalabs::ceil_div(slices, split_slices), split_slices};  // ceil again: no empty last range
+}
+
+// The skinny tile for an m × n product (m <= 128) of `slices` k slices:
+// 128 × N, N the first of 16, 32, 64, 128 at or above m — unless those
+// tiles are too few to fill the SMs (split-K) and 64 × N tiles, twice as
+// many, are not (no split: no memset of C, no atomics). Measured on the H100
+// (results/h100/runs/20261124-s15-call2/, each tile forced, three times
+// alternated, CUDA-graph times), n = k = 8192: m = 32 50.7-51.1 -> 49.4 µs,
+// m = 64 53.0-53.5 -> 51.0-51.6, m = 128 57.2-57.6 -> 52.6-53.1 (cuBLAS
+// 51.7-52.7). Where the 64-row tiles would be split too, they won at m = 128
+// (n = k = 4096: 16.3-16.7 -> 15.1-15.5; 2048: 11.6 -> 8.8-9.1) but lost at
+// m = 32, 48, 80 and 96 (n = k = 4096: 96 went 16.7-17.4 -> 18.5-19.0), so
+// they are taken only where they remove the split. Consumers side by side
+// need N >= 32 (wgmma N = 16 each).
+struct SkinnyChoice {
+  int rows, cols;
+};
+inline SkinnyChoice skinny_tile_for(int m, int n, int slices, int sms) {
+  int cols = 16;
+  while (cols < m) cols *= 2;
+  auto splits = [&](int rows, int tile_cols) {
+    const int tiles = cudalabs::ceil_div(n, rows) * cudalabs::ceil_div(m, tile_cols);
+    return split_k_plan(tiles, slices, sms).splits;
+  };
+  if (splits(128, cols) == 1) return {128, cols};
+  if (cols >= 32 && splits(64, cols) == 1) return {64, cols};
+  return {128, cols};
 }
 
 // Stream-K for the last round. Persistent workers (blocks, or pairs of
@@ -293,7 +333,8 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
   using namespace wgmma_step;
   namespace hw = cudalabs::hopper;
   constexpr int tile_m = Shape::rows, tile_n = Shape::cols, stages = Shape::stages;
-  constexpr int stage_bytes = Shape::stage_bytes, fragments = tile_n / 8;  // m16n8 fragments per consumer warp
+  constexpr int wg_n = Shape::consumer_cols;  // a consumer's 64 × wg_n: wgmma's N
+  constexpr int stage_bytes = Shape::stage_bytes, fragments = wg_n / 8;  // m16n8 fragments per consumer warp
   extern __shared__ unsigned char smem_raw[];
   unsigned char* smem = reinterpret_cast<unsigned char*>(
       (reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t{1023});
@@ -372,20 +413,21 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
     for (int i = 0; i < items; ++i) {
       const Work work = plan.item(worker, i);
       const TileCoord tile = tile_of(work);
-      float acc[tile_n / 2];  // the consumer's 64 × tile_n, 128 threads
+      float acc[wg_n / 2];  // the consumer's 64 × wg_n, 128 threads
 #pragma unroll
-      for (int r = 0; r < tile_n / 2; ++r) acc[r] = 0.0f;
+      for (int r = 0; r < wg_n / 2; ++r) acc[r] = 0.0f;
 
       for (int s = work.first; s < work.last; ++s, ++g) {
         const int stage = g % stages;
         hw::mbarrier_wait(&full[stage], (g / stages) & 1);
-        const T* a_rows = a_tiles + stage * tile_m * tile_k + consumer * 64 * tile_k;  // this warpgroup's 64 rows
-        const T* b_rows = b_tiles + stage * tile_n * tile_k;
+        // This warpgroup's 64 rows and wg_n columns of the tile.
+        const T* a_rows = a_tiles + stage * tile_m * tile_k + Shape::row_offset(consumer) * tile_k;
+        const T* b_rows = b_tiles + stage * tile_n * tile_k + Shape::col_offset(consumer) * tile_k;
         hw::fence_operands(acc);
         hw::wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < tile_k; kk += 16)
-          hw::wgmma_ss<tile_n, T>(acc, hw::smem_descriptor_128b(a_rows + kk), hw::smem_descriptor_128b(b_rows + kk),
+          hw::wgmma_ss<wg_n, T>(acc, hw::smem_descriptor_128b(a_rows + kk), hw::smem_descriptor_128b(b_rows + kk),
                                   true);
         hw::wgmma_commit_group();
         // Wait for this slice's products before handing the stage back. The
@@ -406,7 +448,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
       }
 
       // Stream-K's hand-over, per consumer warpgroup (its own 64 rows): a
-      // workspace slot of tile_n / 2 accumulators per thread for each worker,
+      // workspace slot of wg_n / 2 accumulators per thread for each worker,
       // stored as float4 [fragments][128 threads] so that a warp's stores are contiguous, and
       // one flag per tail tile counting the slots written for it. .cg: through
       // L2 only, never a stale line of this SM's L1.
@@ -437,25 +479,26 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
       }
       // Warp w of this warpgroup holds rows 16w .. 16w+15 of its 64; acc[4j ..]
       // is the m16n8 fragment of columns 8j .. 8j+7 (hopper.cuh).
-      const int row0 = tile.row0 + 64 * consumer + 16 * (in_group / 32);
+      const int row0 = tile.row0 + Shape::row_offset(consumer) + 16 * (in_group / 32);
+      const int col0 = tile.col0 + Shape::col_offset(consumer);
       const bool add = work.finish == Finish::atomic_add;
 #pragma unroll
       for (int j = 0; j < fragments; ++j) {
         const float fragment[4] = {acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]};
         if constexpr (Shape::transposed)
-          add ? store_transposed_16x8<true>(c, m, n, row0, tile.col0 + 8 * j, fragment)
-              : store_transposed_16x8<false>(c, m, n, row0, tile.col0 + 8 * j, fragment);
+          add ? store_transposed_16x8<true>(c, m, n, row0, col0 + 8 * j, fragment)
+              : store_transposed_16x8<false>(c, m, n, row0, col0 + 8 * j, fragment);
         else
-          add ? store_accumulator_16x8<true>(c, m, n, row0, tile.col0 + 8 * j, fragment)
-              : store_accumulator_16x8(c, m, n, row0, tile.col0 + 8 * j, fragment);
+          add ? store_accumulator_16x8<true>(c, m, n, row0, col0 + 8 * j, fragment)
+              : store_accumulator_16x8(c, m, n, row0, col0 + 8 * j, fragment);
       }
     }
   }
   if constexpr (Cluster > 1) hw::cluster_sync();  // a peer may still arrive on this CTA's barriers
   // END SOLUTION
   // STUB: // TODO: a producer warpgroup issues TMA loads of A and B slices into a ring of Shape::stages (full/empty
-  // STUB: // mbarriers); two consumer warpgroups (setmaxnreg) each run wgmma m64nNk16 (N = Shape::cols) on their 64 rows and release the
-  // STUB: // stage; store C (Shape::transposed: the tile is of Cᵀ = B·Aᵀ, rows_map is B's — store_transposed_16x8).
+  // STUB: // mbarriers); two consumer warpgroups (setmaxnreg) each run wgmma m64nNk16 (N = Shape::consumer_cols) on their share of the
+  // STUB: // tile (Shape::row_offset, col_offset) and release the stage; store C (Shape::transposed: the tile is of Cᵀ = B·Aᵀ, rows_map is B's — store_transposed_16x8).
   // STUB: // Persistent: worker blockIdx.x / Cluster takes its items plan.item(worker, i), i < plan.items(worker) — a
   // STUB: // tile and a range of its k slices; finish it as work.finish says: store C, add into C (split-K), or
   // STUB: // (stream-K) hand the partial sum over through `partials` and the tile's flag, or collect the helpers' sums.
@@ -494,10 +537,13 @@ void gemm_wgmma_tma_prepare() {
   using namespace wgmma_step;
   opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, WideTile>, WideTile::smem_bytes>();
   opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 2, WideTile>, WideTile::smem_bytes>();
-  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, SkinnyTile<16>>, SkinnyTile<16>::smem_bytes>();
-  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, SkinnyTile<32>>, SkinnyTile<32>::smem_bytes>();
-  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, SkinnyTile<64>>, SkinnyTile<64>::smem_bytes>();
-  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, SkinnyTile<128>>, SkinnyTile<128>::smem_bytes>();
+  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, SkinnyTile<128, 16>>, SkinnyTile<128, 16>::smem_bytes>();
+  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, SkinnyTile<128, 32>>, SkinnyTile<128, 32>::smem_bytes>();
+  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, SkinnyTile<128, 64>>, SkinnyTile<128, 64>::smem_bytes>();
+  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, SkinnyTile<128, 128>>, SkinnyTile<128, 128>::smem_bytes>();
+  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, SkinnyTile<64, 32>>, SkinnyTile<64, 32>::smem_bytes>();
+  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, SkinnyTile<64, 64>>, SkinnyTile<64, 64>::smem_bytes>();
+  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, SkinnyTile<64, 128>>, SkinnyTile<64, 128>::smem_bytes>();
   cudalabs::hopper::tensor_map_encoder();
 }
 
@@ -609,17 +655,22 @@ void gemm_wgmma_tma(const T* a, const T* b, float* c, int m, int n, int k, cudaS
     a = padded;
     b = padded + a_count;
   }
-  // The tile's shape for the shape of C: skinny (m <= 128: Cᵀ, N >= m) or wide.
-  if (m <= 16)
-    gemm_wgmma_tiles<T, SkinnyTile<16>>(a, b, c, m, n, padded_k, stream);
-  else if (m <= 32)
-    gemm_wgmma_tiles<T, SkinnyTile<32>>(a, b, c, m, n, padded_k, stream);
-  else if (m <= 64)
-    gemm_wgmma_tiles<T, SkinnyTile<64>>(a, b, c, m, n, padded_k, stream);
-  else if (m <= 128)
-    gemm_wgmma_tiles<T, SkinnyTile<128>>(a, b, c, m, n, padded_k, stream);
-  else
+  // The tile's shape for the shape of C: skinny (m <= 128: Cᵀ) or wide.
+  if (m > 128) {
     gemm_wgmma_tiles<T, WideTile>(a, b, c, m, n, padded_k, stream);
+  } else {
+    const SkinnyChoice tile = skinny_tile_for(m, n, cudalabs::ceil_div(padded_k, tile_k), cudalabs::current_device().sm_count);
+    if (tile.rows == 64) {
+      if (tile.cols == 32) gemm_wgmma_tiles<T, SkinnyTile<64, 32>>(a, b, c, m, n, padded_k, stream);
+      else if (tile.cols == 64) gemm_wgmma_tiles<T, SkinnyTile<64, 64>>(a, b, c, m, n, padded_k, stream);
+      else gemm_wgmma_tiles<T, SkinnyTile<64, 128>>(a, b, c, m, n, padded_k, stream);
+    } else {
+      if (tile.cols == 16) gemm_wgmma_tiles<T, SkinnyTile<128, 16>>(a, b, c, m, n, padded_k, stream);
+      else if (tile.cols == 32) gemm_wgmma_tiles<T, SkinnyTile<128, 32>>(a, b, c, m, n, padded_k, stream);
+      else if (tile.cols == 64) gemm_wgmma_tiles<T, SkinnyTile<128, 64>>(a, b, c, m, n, padded_k, stream);
+      else gemm_wgmma_tiles<T, SkinnyTile<128, 128>>(a, b, c, m, n, padded_k, stream);
+    }
+  }
   cudalabs::stream_free(padded, stream);
   // END SOLUTION
   // STUB: cudalabs::not_implemented("gemm_wgmma_tma", a, b, c, m, n, k, stream);
