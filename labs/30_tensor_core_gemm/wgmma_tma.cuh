@@ -64,8 +64,7 @@
 // It stops at N = 128: SkinnyTile<128, 256> would be the wide tile turned
 // round. Where 128-row tiles are too few to fill the SMs and would be split,
 // 64-row tiles (the two consumers side by side, N / 2 columns each) may fill
-// them without a split: skinny_tile_for says when; at m = 128, n = k = 8192
-// 57.2-57.6 -> 52.6-53.1 µs (results/h100/runs/20261124-s15-call2/).
+// them without a split: skinny_tile_for says when, with the numbers.
 //
 // Pairs of CTAs (a cluster of two) where the tile rows pair up and there is
 // no split: the two blocks compute tiles one above the other and need the
@@ -447,7 +446,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
         }
       }
 
-      // Stream-K's hand-over, per consumer warpgroup (its own 64 rows): a
+      // Stream-K's hand-over, per consumer warpgroup (its own share of the tile): a
       // workspace slot of wg_n / 2 accumulators per thread for each worker,
       // stored as float4 [fragments][128 threads] so that a warp's stores are contiguous, and
       // one flag per tail tile counting the slots written for it. .cg: through
@@ -478,7 +477,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
         }
       }
       // Warp w of this warpgroup holds rows 16w .. 16w+15 of its 64; acc[4j ..]
-      // is the m16n8 fragment of columns 8j .. 8j+7 (hopper.cuh).
+      // is the m16n8 fragment of its columns 8j .. 8j+7 (hopper.cuh).
       const int row0 = tile.row0 + Shape::row_offset(consumer) + 16 * (in_group / 32);
       const int col0 = tile.col0 + Shape::col_offset(consumer);
       const bool add = work.finish == Finish::atomic_add;
