@@ -60,6 +60,33 @@ const Record& Recorder::add(Record r) {
   return records_.back();
 }
 
+CheckResult Recorder::checked_run(const Measurement& m, GpuWork* work) {
+  cudaStream_t s = work_stream();
+  if (m.poison) m.poison(s);
+  if (m.reset) m.reset(s);
+  GpuWorkTrace trace;
+  if (work) {
+    synchronize();
+    trace.start();
+  }
+  try {
+    m.run(s);
+  } catch (const NotImplemented&) {
+    // A starter kit's stub launcher: end the trace here, or CUPTI stays on and
+    // the next variant's trace counts this variant's neighbours' work.
+    if (work) {
+      trace.stop_api();
+      synchronize();
+      trace.stop();
+    }
+    throw;
+  }
+  if (work) trace.stop_api();
+  synchronize();
+  if (work) *work = trace.stop();
+  return m.check();
+}
+
 const Record& Recorder::measure(const Measurement& m) {
   Record r;
   r.lab = spec_.name;
@@ -304,9 +331,8 @@ int run_lab(int argc, char** argv, const LabSpec& spec, const std::function<void
   Parsed parsed;
   try {
     parsed = parse_args(spec, std::span<const char* const>(argv + 1, static_cast<std::size_t>(argc - 1)));
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "%s: error: %s\n", spec.name.c_str(), e.what());
-    return 2;
+  } catch (...) {
+    return exit_code_of_current_exception(spec.name);
   }
   if (parsed.action == Action::help) {
     std::printf("%s", help_text(spec).c_str());

@@ -14,35 +14,6 @@ Session::Session(const LabSpec& spec, Options options, const DeviceInfo& device)
 
 Session::~Session() = default;
 
-// One checked run on the runtime: waits for the whole device (work a launcher
-// put on another stream included).
-CheckResult Session::checked_run(const Measurement& m, GpuWork* work) {
-  cudaStream_t s = stream();
-  if (m.poison) m.poison(s);
-  if (m.reset) m.reset(s);
-  GpuWorkTrace trace;
-  if (work) {
-    CUDALABS_CHECK(cudaDeviceSynchronize());
-    trace.start();
-  }
-  try {
-    m.run(s);
-  } catch (const NotImplemented&) {
-    // A starter kit's stub launcher: end the trace here, or CUPTI stays on and
-    // the next variant's trace counts this variant's neighbours' work.
-    if (work) {
-      trace.stop_api();
-      CUDALABS_CHECK(cudaDeviceSynchronize());
-      trace.stop();
-    }
-    throw;
-  }
-  if (work) trace.stop_api();
-  CUDALABS_CHECK(cudaDeviceSynchronize());
-  if (work) *work = trace.stop();
-  return m.check();
-}
-
 // Events on the stream, or the host clock around the work and a stream
 // synchronisation; the clocks read before and after.
 void Session::time(const Measurement& m, Record& r) {

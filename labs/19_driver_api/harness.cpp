@@ -42,23 +42,6 @@ double DriverSession::copy_gbps() {
   return copy_gbps_;
 }
 
-// Poison, reset, run (traced when `work` is given), wait for the whole context,
-// check: Session::checked_run with the driver's synchronisation.
-CheckResult DriverSession::checked_run(const Measurement& m, cudalabs::GpuWork* work) {
-  if (m.poison) m.poison(stream());
-  if (m.reset) m.reset(stream());
-  cudalabs::GpuWorkTrace trace;
-  if (work) {
-    LAB19_CHECK(cuCtxSynchronize());
-    trace.start();
-  }
-  m.run(stream());
-  if (work) trace.stop_api();
-  LAB19_CHECK(cuCtxSynchronize());
-  if (work) *work = trace.stop();
-  return m.check();
-}
-
 void DriverSession::synchronize() { LAB19_CHECK(cuCtxSynchronize()); }
 
 void DriverSession::time(const Measurement& m, Record& r) {

@@ -30,7 +30,7 @@ namespace lab19 {
 
 // The lab contract's session (cudalabs::Recorder: the records, the four
 // steps of measure(), the table and the summary) with the driver API's
-// checked run, timing and synchronisation. A baseline here is per kernel: a
+// stream, timing and synchronisation. A baseline here is per kernel: a
 // variant is compared with the baseline variant of the same size whose name
 // ends the same way (driver_vector_add with runtime_vector_add).
 class DriverSession : public cudalabs::Recorder {
@@ -39,7 +39,7 @@ class DriverSession : public cudalabs::Recorder {
   CUstream stream() const { return stream_.get(); }
 
  private:
-  cudalabs::CheckResult checked_run(const cudalabs::Measurement& m, cudalabs::GpuWork* work) override;
+  cudaStream_t work_stream() const override { return stream_.get(); }
   void time(const cudalabs::Measurement& m, cudalabs::Record& r) override;
   void synchronize() override;
   // Device-to-device copy, bytes read + written per second (cuMemcpyDtoDAsync

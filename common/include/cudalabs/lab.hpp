@@ -114,9 +114,8 @@ class Recorder {
  protected:
   Recorder(const LabSpec& spec, Options options, const DeviceInfo& device);
   virtual ~Recorder();
-  // Poison the output, reset, run (traced into `work` when given), wait for
-  // the whole device, check.
-  virtual CheckResult checked_run(const Measurement& m, GpuWork* work) = 0;
+  // The stream the variants run on (a driver API CUstream is the same type).
+  virtual cudaStream_t work_stream() const = 0;
   // Step 3: time the variant into r.timing (and read what the session reads
   // around it: the clocks), then wait for the device.
   virtual void time(const Measurement& m, Record& r) = 0;
@@ -135,12 +134,15 @@ class Recorder {
   std::vector<Record> records_;
   std::vector<std::string> notes_;
   std::uint64_t fresh_inputs_drawn_ = 0;
+  // Poison the output, reset, run (traced into `work` when given), wait for
+  // the whole device (work a launcher put on another stream included), check.
+  CheckResult checked_run(const Measurement& m, GpuWork* work);
   // Sets r's comparison with its baseline, its ceiling and its plausibility.
   void rate(Record& r, const Measurement& m);
 };
 
-// A lab's session on the CUDA runtime: its stream, the runtime's checked run
-// and event timing, the clocks read around the timing.
+// A lab's session on the CUDA runtime: its stream, the runtime's
+// synchronisation and event timing, the clocks read around the timing.
 class Session : public Recorder {
  public:
   Session(const LabSpec& spec, Options options, const DeviceInfo& device);
@@ -149,7 +151,7 @@ class Session : public Recorder {
 
  private:
   Stream stream_;
-  CheckResult checked_run(const Measurement& m, GpuWork* work) override;
+  cudaStream_t work_stream() const override { return stream(); }
   void time(const Measurement& m, Record& r) override;
   void synchronize() override;
   double copy_gbps() override;
