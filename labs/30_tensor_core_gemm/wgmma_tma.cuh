@@ -144,6 +144,23 @@ using WideTile = TileShape<64 * consumers, 256, false>;
 template <int Rows, int N>
 using SkinnyTile = TileShape<Rows, N, true>;
 
+// The rows of the column matrix's box (B's, or A's for tiles of Cᵀ): the
+// tile's width, except where the matrix is narrower than one tile — tiles of
+// Cᵀ, whose m is rounded up to 16 .. 128 — there its rows rounded up to 8
+// (the 1024-byte swizzle atom). The stage's rows after the box are never
+// written: they only reach columns of the product past m, which are never
+// stored. A box of the full width cost TMA its zero-filled rows: measured on
+// the H100 (results/h100/runs/20261124-s16-call4/, three builds of each
+// alternated, CUDA-graph times, n = k = 4096), m = 80 17.7-18.3 -> 13.9-14.4
+// µs, m = 96 17.2-17.4 -> 15.1-15.4, m = 48 13.0-13.1 -> 12.2-12.5; 96 ×
+// 8192 × 8192 55.4-55.5 -> 52.6-53.2; m = 16, 64 and 128 unchanged (their
+// box is the same).
+template <class Shape>
+__host__ __device__ inline int column_box(int cols) {
+  if (!Shape::transposed || cols >= Shape::cols) return Shape::cols;
+  return (cols + 7) / 8 * 8;
+}
+
 // Split-K, where the tiles leave SMs idle (decode-like shapes: m = 16 .. 128
 // with n = 4096 is 16 tiles for 132 SMs): each tile's `slices` k slices are
 // cut into `splits` ranges of `split_slices` (the last may be shorter) —
@@ -171,8 +188,12 @@ inline SplitK split_k_plan(int tiles, int slices, int sms) {
 // 51.7-52.7). Where the 64-row tiles would be split too, they won at m = 128
 // (n = k = 4096: 16.3-16.7 -> 15.1-15.5; 2048: 11.6 -> 8.8-9.1) but lost at
 // m = 32, 48, 80 and 96 (n = k = 4096: 96 went 16.7-17.4 -> 18.5-19.0), so
-// they are taken only where they remove the split. Consumers side by side
-// need N >= 32 (wgmma N = 16 each).
+// they are taken only where they remove the split. (Those losses were timed
+// with A's box the tile's full width, zero-filled past m — column_box; with
+// the box cut to m, one run of each at n = k = 4096 put the 64-row tiles
+// ahead at m = 80 .. 128, 13.7-16.1 µs against 14.2-16.7: s16-call4, not
+// yet repeated, so the rule stands.) Consumers side by side need N >= 32
+// (wgmma N = 16 each).
 struct SkinnyChoice {
   int rows, cols;
 };
@@ -381,6 +402,9 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
     tile.row0 += static_cast<int>(rank) * tile_m;
     return tile;
   };
+  // Tiles of Cᵀ: A's box is its m rows rounded up to 8, not the tile's width
+  // (column_box); TMA writes, and the barrier counts, only those bytes.
+  const int expected_bytes = stage_bytes - (tile_n - column_box<Shape>(cols)) * tile_k * 2;
   if (warpgroup == 0) {
     hw::setmaxnreg_dec<40>();
     if (in_group == 0) {
@@ -393,7 +417,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
           // Round r of a stage waits for the consumers' release of round r - 1
           // (parity (r - 1) & 1); round 0 passes at once (hopper.cuh).
           hw::mbarrier_wait(&empty[stage], ((g / stages) & 1) ^ 1);
-          hw::mbarrier_arrive_expect_tx(&full[stage], stage_bytes);  // TMA writes the whole box, zeros included
+          hw::mbarrier_arrive_expect_tx(&full[stage], expected_bytes);  // TMA writes the whole box, zeros included
           hw::tma_load_2d(a_tiles + stage * tile_m * tile_k, &rows_map, s * tile_k, tile.row0, &full[stage]);
           if constexpr (Cluster == 1) {
             hw::tma_load_2d(b_tiles + stage * tile_n * tile_k, &cols_map, s * tile_k, tile.col0, &full[stage]);
@@ -615,7 +639,7 @@ void gemm_wgmma_tiles(const T* a, const T* b, float* c, int m, int n, int padded
     CUDALABS_CHECK(cudaMemsetAsync(flags, 0, flag_count * sizeof(int), stream));
   }
   const CUtensorMap rows_map = tensor_map_of(row_matrix, rows, padded_k, Shape::rows);
-  const CUtensorMap cols_map = tensor_map_of(col_matrix, cols, padded_k, Shape::cols / cluster);
+  const CUtensorMap cols_map = tensor_map_of(col_matrix, cols, padded_k, column_box<Shape>(cols) / cluster);
   if constexpr (!Shape::transposed) {
     if (pairs) {
       cudaLaunchAttribute attribute;
