@@ -147,14 +147,14 @@ using SkinnyTile = TileShape<Rows, N, true>;
 // The rows of the column matrix's box (B's, or A's for tiles of Cᵀ): the
 // tile's width, except where the matrix is narrower than one tile — tiles of
 // Cᵀ, whose m is rounded up to 16 .. 128 — there its rows rounded up to 8
-// (the 1024-byte swizzle atom). The stage's rows after the box are never
-// written: they only reach columns of the product past m, which are never
-// stored. A box of the full width cost TMA its zero-filled rows: measured on
-// the H100 (results/h100/runs/20261124-s16-call4/, three builds of each
-// alternated, CUDA-graph times, n = k = 4096), m = 80 17.7-18.3 -> 13.9-14.4
-// µs, m = 96 17.2-17.4 -> 15.1-15.4, m = 48 13.0-13.1 -> 12.2-12.5; 96 ×
-// 8192 × 8192 55.4-55.5 -> 52.6-53.2; m = 16, 64 and 128 unchanged (their
-// box is the same).
+// (the swizzle atom: 8 rows of 128 bytes). The stage's rows after the box are
+// never written: they only reach columns of the product past m, which are
+// never stored. A box of the full width cost TMA its zero-filled rows:
+// measured on the H100 (results/h100/runs/20261124-s16-call4/, the two
+// builds alternated three times, CUDA-graph times, n = k = 4096), m = 80
+// 17.7-18.3 -> 13.9-14.4 µs, m = 96 17.2-17.4 -> 15.1-15.4, m = 48 13.0-13.1
+// -> 12.2-12.5; 96 × 8192 × 8192 55.4-55.5 -> 52.6-53.2; m = 16, 64 and 128
+// unchanged (their box is the same).
 template <class Shape>
 __host__ __device__ inline int column_box(int cols) {
   if (!Shape::transposed || cols >= Shape::cols) return Shape::cols;
