@@ -552,21 +552,15 @@ CUtensorMap tensor_map_of(const T* matrix, int rows, int k, int box_rows) {
   return cudalabs::hopper::tensor_map_128b<2>(matrix, {k, rows}, {k}, {wgmma_step::tile_k, box_rows});
 }
 
-// Before the first launch (and before the occupancy API is asked): each
-// kernel's opt-in to its dynamic shared memory (193 to 217 KB), and the
-// driver's encoder looked up (once each: they keep what they found).
+// Before the first launch (and before the occupancy API is asked): the wide
+// tile's kernels opt in to their dynamic shared memory (193 KB), and the
+// driver's encoder is looked up (once each: they keep what they found). A
+// skinny tile's kernel opts in where it is launched (gemm_wgmma_tiles).
 template <typename T>
 void gemm_wgmma_tma_prepare() {
   using namespace wgmma_step;
   opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, WideTile>, WideTile::smem_bytes>();
   opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 2, WideTile>, WideTile::smem_bytes>();
-  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, SkinnyTile<128, 16>>, SkinnyTile<128, 16>::smem_bytes>();
-  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, SkinnyTile<128, 32>>, SkinnyTile<128, 32>::smem_bytes>();
-  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, SkinnyTile<128, 64>>, SkinnyTile<128, 64>::smem_bytes>();
-  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, SkinnyTile<128, 128>>, SkinnyTile<128, 128>::smem_bytes>();
-  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, SkinnyTile<64, 32>>, SkinnyTile<64, 32>::smem_bytes>();
-  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, SkinnyTile<64, 64>>, SkinnyTile<64, 64>::smem_bytes>();
-  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, SkinnyTile<64, 128>>, SkinnyTile<64, 128>::smem_bytes>();
   cudalabs::hopper::tensor_map_encoder();
 }
 
@@ -602,6 +596,7 @@ template <typename T, class Shape>
 void gemm_wgmma_tiles(const T* a, const T* b, float* c, int m, int n, int padded_k, cudaStream_t stream) {
   // BEGIN SOLUTION wgmma_tma
   using namespace wgmma_step;
+  opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, Shape>, Shape::smem_bytes>();  // 193 to 217 KB
   // The product computed: C, or Cᵀ = B·Aᵀ (n × m) for a transposed Shape.
   const T* row_matrix = Shape::transposed ? b : a;
   const T* col_matrix = Shape::transposed ? a : b;
