@@ -180,20 +180,19 @@ inline SplitK split_k_plan(int tiles, int slices, int sms) {
 
 // The skinny tile for an m × n product (m <= 128) of `slices` k slices:
 // 128 × N, N the first of 16, 32, 64, 128 at or above m — unless those
-// tiles are too few to fill the SMs (split-K) and 64 × N tiles, twice as
-// many, are not (no split: no memset of C, no atomics). Measured on the H100
-// (results/h100/runs/20261124-s15-call2/, each tile forced, three times
-// alternated, CUDA-graph times), n = k = 8192: m = 32 50.7-51.1 -> 49.4 µs,
+// tiles are too few to fill the SMs (split-K); then 64 × N tiles, twice as
+// many: for N = 32 where they remove the split (no memset of C, no atomics),
+// for N >= 64 always (at least half the split). Measured on the H100 (CUDA-graph times, each
+// tile forced, alternated): where the 64-row tiles remove the split, n = k =
+// 8192 (results/h100/runs/20261124-s15-call2/): m = 32 50.7-51.1 -> 49.4 µs,
 // m = 64 53.0-53.5 -> 51.0-51.6, m = 128 57.2-57.6 -> 52.6-53.1 (cuBLAS
-// 51.7-52.7). Where the 64-row tiles would be split too, they won at m = 128
-// (n = k = 4096: 16.3-16.7 -> 15.1-15.5; 2048: 11.6 -> 8.8-9.1) but lost at
-// m = 32, 48, 80 and 96 (n = k = 4096: 96 went 16.7-17.4 -> 18.5-19.0), so
-// they are taken only where they remove the split. (Those losses were timed
-// with A's box the tile's full width, zero-filled past m — column_box; with
-// the box cut to m, one run of each at n = k = 4096 put the 64-row tiles
-// ahead at m = 80 .. 128, 13.7-16.1 µs against 14.2-16.7: s16-call4, not
-// yet repeated, so the rule stands.) Consumers side by side need N >= 32
-// (wgmma N = 16 each).
+// 51.7-52.7). Where both are split, n = k = 4096 (-s16-call5/, twice): m =
+// 48 11.8-12.0 -> 11.3-11.7, m = 80 14.0-14.5 -> 13.4-13.8, m = 128
+// 16.7-16.8 -> 15.4-15.8; level at m = 32 (10.4-10.9 against 10.6-11.0) and
+// m = 96, so N = 32 keeps the 128-row tiles there. (Session 15 had measured
+// the 64-row tiles slower at m = 80 and 96 when split: with A's box the
+// tile's full width, zero-filled past m — column_box.) Consumers side by
+// side need N >= 32 (wgmma N = 16 each).
 struct SkinnyChoice {
   int rows, cols;
 };
@@ -205,7 +204,7 @@ inline SkinnyChoice skinny_tile_for(int m, int n, int slices, int sms) {
     return split_k_plan(tiles, slices, sms).splits;
   };
   if (splits(128, cols) == 1) return {128, cols};
-  if (cols >= 32 && splits(64, cols) == 1) return {64, cols};
+  if (cols >= 64 || (cols == 32 && splits(64, cols) == 1)) return {64, cols};
   return {128, cols};
 }
 
