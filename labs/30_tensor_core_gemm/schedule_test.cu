@@ -14,8 +14,8 @@
 //     are at least min_tail_share slices; no more workers than asked;
 //   skinny_tile_for: for m = 1 .. 128, the tile's columns are the first of
 //     16 .. 128 at or above m; 64-row tiles exactly where the 128-row ones
-//     would be split and either they would not be or the tile is at least
-//     64 columns wide; and the shapes measured on the H100.
+//     would be split, N >= 32 and k (padded) is a multiple of 64; and the
+//     shapes measured on the H100.
 #include <cstdio>
 #include <vector>
 
@@ -105,24 +105,23 @@ bool check_schedule(int workers, int tiles, int slices) {
   return plan.tail_workers > 0;
 }
 
-void check_skinny_tile(int sms, int m, int n, int slices) {
-  const auto [rows, cols] = wgmma_step::skinny_tile_for(m, n, slices, sms);
-  auto splits = [&](int tile_rows) {
-    return wgmma_step::split_k_plan(cudalabs::ceil_div(n, tile_rows), slices, sms).splits;
-  };
-  // 64-row tiles where the 128-row ones are split and either they are not or the tile is N >= 64 wide.
-  const bool want64 = splits(128) > 1 && (cols >= 64 || (cols == 32 && splits(64) == 1));
+void check_skinny_tile(int sms, int m, int n, int padded_k) {
+  const auto [rows, cols] = wgmma_step::skinny_tile_for(m, n, padded_k, sms);
+  const int slices = cudalabs::ceil_div(padded_k, wgmma_step::tile_k);
+  const bool split = wgmma_step::split_k_plan(cudalabs::ceil_div(n, 128), slices, sms).splits > 1;
+  // 64-row tiles exactly where the 128-row ones are split, N >= 32 and the rows are 128-byte multiples.
+  const bool want64 = split && cols >= 32 && padded_k % 64 == 0;
   const char* why = nullptr;
   if (cols < m || (cols > 16 && cols / 2 >= m) || (cols != 16 && cols != 32 && cols != 64 && cols != 128))
     why = "the columns are not the first of 16 .. 128 at or above m";
   else if (rows != 64 && rows != 128)
     why = "rows neither 64 nor 128";
   else if (rows == 64 && !want64)
-    why = "64-row tiles where the 128-row ones are not split, or N = 32 and they are split too";
+    why = "64-row tiles where the 128-row ones are not split, N = 16, or rows not 128-byte multiples";
   else if (rows == 128 && want64)
     why = "128-row tiles split where 64-row tiles were measured faster";
   if (why && failures++ < 10)
-    std::printf("FAIL skinny_tile_for: %d SMs, m = %d, n = %d, %d slices: %s (%d x %d)\n", sms, m, n, slices, why, rows, cols);
+    std::printf("FAIL skinny_tile_for: %d SMs, m = %d, n = %d, k = %d: %s (%d x %d)\n", sms, m, n, padded_k, why, rows, cols);
 }
 
 }  // namespace
@@ -151,19 +150,19 @@ int main() {
   for (int sms : {16, 66, 132, 144})
     for (int m = 1; m <= 128; ++m)
       for (int n : {1, 100, 1000, 2048, 4096, 8192, 8193, 14336, 16384})
-        for (int slices : {1, 4, 16, 64, 128, 256}) check_skinny_tile(sms, m, n, slices), ++skinny;
-  // The decode shapes measured on the H100 (132 SMs; wgmma_tma.cuh, skinny_tile_for): m × n, k = 64·slices.
+        for (int padded_k : {8, 64, 256, 1000, 1024, 4096, 4104, 4160, 8192, 16384}) check_skinny_tile(sms, m, n, padded_k), ++skinny;
+  // The decode shapes measured on the H100 (132 SMs; wgmma_tma.cuh, skinny_tile_for).
   struct Decode {
-    int m, n, slices, rows, cols;
+    int m, n, k, rows, cols;
   };
-  for (const Decode& d : {Decode{128, 8192, 128, 64, 128}, Decode{64, 8192, 128, 64, 64}, Decode{32, 8192, 128, 64, 32},
-                          Decode{16, 8192, 128, 128, 16}, Decode{128, 4096, 64, 64, 128}, Decode{80, 4096, 64, 64, 128},
-                          Decode{48, 4096, 64, 64, 64}, Decode{32, 4096, 64, 128, 32}, Decode{16, 4096, 64, 128, 16},
-                          Decode{128, 14336, 64, 128, 128}}) {
-    const auto [rows, cols] = wgmma_step::skinny_tile_for(d.m, d.n, d.slices, 132);
+  for (const Decode& d : {Decode{128, 8192, 8192, 64, 128}, Decode{64, 8192, 8192, 64, 64}, Decode{32, 8192, 8192, 64, 32},
+                          Decode{16, 8192, 8192, 128, 16}, Decode{128, 4096, 4096, 64, 128}, Decode{128, 4096, 4104, 128, 128},
+                          Decode{114, 7248, 3648, 64, 128}, Decode{114, 7248, 3656, 128, 128}, Decode{48, 4096, 4096, 64, 64},
+                          Decode{16, 4096, 4096, 128, 16}, Decode{128, 14336, 4096, 128, 128}}) {
+    const auto [rows, cols] = wgmma_step::skinny_tile_for(d.m, d.n, d.k, 132);
     if ((rows != d.rows || cols != d.cols) && failures++ < 10)
-      std::printf("FAIL skinny_tile_for: m = %d, n = %d, %d slices: %d x %d, not the %d x %d measured fastest\n", d.m, d.n,
-                  d.slices, rows, cols, d.rows, d.cols);
+      std::printf("FAIL skinny_tile_for: %d x %d x %d: %d x %d, not the %d x %d measured fastest\n", d.m, d.n, d.k, rows,
+                  cols, d.rows, d.cols);
   }
   std::printf("work schedule: %ld shapes checked (%ld with a stream-K tail), %ld skinny tile choices, %d wrong\n",
               checked, tails, skinny, failures);

@@ -63,8 +63,9 @@
 // (cuBLAS 48.3-49.0); m = 128: 65.2-65.9 -> 59.0-59.1 (cuBLAS 51.3-52.8).
 // It stops at N = 128: SkinnyTile<128, 256> would be the wide tile turned
 // round. Where 128-row tiles are too few to fill the SMs and would be split,
-// 64-row tiles (the two consumers side by side, N / 2 columns each) may fill
-// them without a split: skinny_tile_for says when, with the numbers.
+// 64-row tiles (the two consumers side by side, N / 2 columns each), twice as
+// many, need a smaller split or none: skinny_tile_for says when, with the
+// numbers.
 //
 // Pairs of CTAs (a cluster of two) where the tile rows pair up and there is
 // no split: the two blocks compute tiles one above the other and need the
@@ -178,33 +179,37 @@ inline SplitK split_k_plan(int tiles, int slices, int sms) {
   return {cudalabs::ceil_div(slices, split_slices), split_slices};  // ceil again: no empty last range
 }
 
-// The skinny tile for an m × n product (m <= 128) of `slices` k slices:
-// 128 × N, N the first of 16, 32, 64, 128 at or above m — unless those
-// tiles are too few to fill the SMs (split-K); then 64 × N tiles, twice as
-// many: for N = 32 where they remove the split (no memset of C, no atomics),
-// for N >= 64 always (at least half the split). Measured on the H100 (CUDA-graph times, each
-// tile forced, alternated): where the 64-row tiles remove the split, n = k =
-// 8192 (results/h100/runs/20261124-s15-call2/): m = 32 50.7-51.1 -> 49.4 µs,
-// m = 64 53.0-53.5 -> 51.0-51.6, m = 128 57.2-57.6 -> 52.6-53.1 (cuBLAS
-// 51.7-52.7). Where both are split, n = k = 4096 (-s16-call5/, twice): m =
-// 48 11.8-12.0 -> 11.3-11.7, m = 80 14.0-14.5 -> 13.4-13.8, m = 128
-// 16.7-16.8 -> 15.4-15.8; level at m = 32 (10.4-10.9 against 10.6-11.0) and
-// m = 96, so N = 32 keeps the 128-row tiles there. (Session 15 had measured
-// the 64-row tiles slower at m = 80 and 96 when split: with A's box the
-// tile's full width, zero-filled past m — column_box.) Consumers side by
-// side need N >= 32 (wgmma N = 16 each).
+// The skinny tile for an m × n product (m <= 128) whose rows of A and B are
+// padded_k long: 128 × N, N the first of 16, 32, 64, 128 at or above m —
+// unless those tiles are too few to fill the SMs (split-K); then 64 × N
+// tiles (N >= 32), twice as many, so cut into fewer k ranges (fewer atomic
+// adds per element of C) — but only where padded_k is a multiple of 64: rows of
+// 128-byte multiples, so every row of a TMA box starts on a 128-byte line.
+// The 64-row tiles read all of A twice as often (twice the tiles); where a
+// row's 128 bytes straddle two lines those reads cost more, and the 128-row
+// tiles win (an inference from the times, not a counter).
+//
+// Measured on the H100 (CUDA-graph times, µs, each tile forced, alternated
+// three times; results/h100/runs/20261124-s17-call1/ .. -call5/, 44 shapes,
+// 16 of them drawn at random): k a multiple of 64, 128 × 4096 × 4096 15.6-16.7
+// (128 rows) against 15.2-15.7 (64 rows), 128 × 2048 × 2048 11.1-11.5 against
+// 8.8-9.1, 114 × 7248 × 3648 28.9-29.3 against 24.6-24.8; k eight more
+// (not a multiple of 64), 128 × 4096 × 4104 22.1-22.4 against 25.9-26.3,
+// 114 × 7248 × 3656 34.2-35.0 against 39.4-39.7 (cuBLAS too is 1.5x slower
+// at k = 4104 than at 4096: 15.6-16.3 against 10.4-10.6). Over the 44
+// shapes this rule's tile is on average 1.1% slower than the faster of the
+// two (at worst 13%: 64 × 1500 × 6000); session 15's rule (64 rows only
+// where they remove the split) 6%, 64 rows wherever split 5%. Consumers
+// side by side need N >= 32 (wgmma N = 16 each).
 struct SkinnyChoice {
   int rows, cols;
 };
-inline SkinnyChoice skinny_tile_for(int m, int n, int slices, int sms) {
+inline SkinnyChoice skinny_tile_for(int m, int n, int padded_k, int sms) {
   int cols = 16;
   while (cols < m) cols *= 2;
-  auto splits = [&](int rows, int tile_cols) {
-    const int tiles = cudalabs::ceil_div(n, rows) * cudalabs::ceil_div(m, tile_cols);
-    return split_k_plan(tiles, slices, sms).splits;
-  };
-  if (splits(128, cols) == 1) return {128, cols};
-  if (cols >= 64 || (cols == 32 && splits(64, cols) == 1)) return {64, cols};
+  const int slices = cudalabs::ceil_div(padded_k, tile_k);
+  const bool split = split_k_plan(cudalabs::ceil_div(n, 128), slices, sms).splits > 1;
+  if (split && cols >= 32 && padded_k % tile_k == 0) return {64, cols};
   return {128, cols};
 }
 
@@ -676,7 +681,7 @@ void gemm_wgmma_tma(const T* a, const T* b, float* c, int m, int n, int k, cudaS
   if (m > 128) {
     gemm_wgmma_tiles<T, WideTile>(a, b, c, m, n, padded_k, stream);
   } else {
-    const SkinnyChoice tile = skinny_tile_for(m, n, cudalabs::ceil_div(padded_k, tile_k), cudalabs::current_device().sm_count);
+    const SkinnyChoice tile = skinny_tile_for(m, n, padded_k, cudalabs::current_device().sm_count);
     if (tile.rows == 64) {
       if (tile.cols == 32) gemm_wgmma_tiles<T, SkinnyTile<64, 32>>(a, b, c, m, n, padded_k, stream);
       else if (tile.cols == 64) gemm_wgmma_tiles<T, SkinnyTile<64, 64>>(a, b, c, m, n, padded_k, stream);
