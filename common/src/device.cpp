@@ -139,6 +139,17 @@ const DeviceInfo& current_device() {
   return g_device;
 }
 
+void allow_dynamic_smem(const void* kernel, std::size_t bytes, const char* what) {
+  constexpr std::size_t default_limit = 48 * 1024;
+  if (bytes <= default_limit) return;
+  const DeviceInfo& d = current_device();
+  if (bytes > d.smem_per_block_optin)
+    throw CudaError(std::string(what) + " needs " + std::to_string(bytes) + " bytes of dynamic shared memory per block; " +
+                    d.name + " allows at most " + std::to_string(d.smem_per_block_optin) +
+                    " (cudaDevAttrMaxSharedMemoryPerBlockOptin): a smaller tile or fewer stages fit");
+  CUDALABS_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+}
+
 KernelResources kernel_resources(const void* kernel, int block_threads, std::size_t dynamic_smem) {
   cudaFuncAttributes attr{};
   CUDALABS_CHECK(cudaFuncGetAttributes(&attr, kernel));

@@ -345,8 +345,7 @@ __global__ void __launch_bounds__(256)
 template <typename T, int D>
 const void* flash_fa2_prepare() {
   static const bool done = [] {  // above 48 KB of dynamic shared memory a kernel must opt in, once
-    CUDALABS_CHECK(cudaFuncSetAttribute(flash_fa2_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(Fa2Smem<T, D>::bytes)));
+    cudalabs::allow_dynamic_smem(flash_fa2_kernel<T, D>, Fa2Smem<T, D>::bytes, "flash_fa2_kernel");
     return true;
   }();
   (void)done;

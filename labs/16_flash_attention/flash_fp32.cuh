@@ -294,8 +294,7 @@ template <int D>
 const void* flash_fp32_prepare() {
   // Above 48 KB of dynamic shared memory a kernel must opt in, once per process.
   static const bool done = [] {
-    CUDALABS_CHECK(cudaFuncSetAttribute(flash_fp32_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(Fp32Smem<D>::bytes)));
+    cudalabs::allow_dynamic_smem(flash_fp32_kernel<D>, Fp32Smem<D>::bytes, "flash_fp32_kernel");
     return true;
   }();
   (void)done;

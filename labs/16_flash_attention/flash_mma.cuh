@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <cudalabs/device.hpp>
 #include <cudalabs/error.hpp>
 #include <cudalabs/math.hpp>
 
@@ -181,8 +182,7 @@ __global__ void __launch_bounds__(mma_threads)
 template <typename T, int D>
 const void* flash_mma_prepare() {
   static const bool done = [] {  // above 48 KB of dynamic shared memory a kernel must opt in, once
-    CUDALABS_CHECK(cudaFuncSetAttribute(flash_mma_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(MmaSmem<T, D>::bytes)));
+    cudalabs::allow_dynamic_smem(flash_mma_kernel<T, D>, MmaSmem<T, D>::bytes, "flash_mma_kernel");
     return true;
   }();
   (void)done;

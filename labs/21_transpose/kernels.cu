@@ -51,8 +51,7 @@ void transpose_float4_limited(const float* in, float* out, std::int64_t rows, st
 }
 cudalabs::KernelResources float4_resources(std::int64_t rows, std::int64_t cols, std::size_t dynamic_smem) {
   const auto kernel = transpose_float4_kernel_for(nullptr, nullptr, rows, cols);
-  CUDALABS_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dynamic_smem)));
+  cudalabs::allow_dynamic_smem(kernel, dynamic_smem, "transpose_float4_kernel");
   return resources_of(kernel, float4_threads, dynamic_smem);
 }
 

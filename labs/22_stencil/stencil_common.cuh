@@ -20,6 +20,7 @@
 // reads consecutive floats. The 2D kernels are the z = 0 plane of this.
 #include <cstdint>
 
+#include <cudalabs/device.hpp>
 #include <cudalabs/error.hpp>
 #include <cudalabs/math.hpp>
 
@@ -47,15 +48,4 @@ void jacobi_iterate(const float* in, float* scratch0, float* scratch1, float* ou
     step(src, dst);
     src = dst;
   }
-}
-
-// Tiles whose size is chosen at run time live in dynamic shared memory. Above
-// 48 KB per block a kernel must opt in (cudaFuncSetAttribute); the tiles of this
-// lab stay below it (a 1024-thread block's 3D tile with halo is 37 KB), but a
-// launcher that takes its tile size from the command line checks rather than assumes.
-template <typename Kernel>
-void allow_dynamic_smem(Kernel* kernel, std::size_t bytes) {
-  constexpr std::size_t default_limit = 48 * 1024;
-  if (bytes > default_limit)
-    CUDALABS_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
 }

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <cudalabs/device.hpp>
 #include <cudalabs/error.hpp>
 #include <cudalabs/hopper.cuh>
 #include <cudalabs/math.hpp>
@@ -298,7 +299,7 @@ using AttentionKernel = void (*)(const CUtensorMap, const CUtensorMap, const CUt
 
 // A kernel with its dynamic shared-memory limit raised (above 48 KB a kernel must opt in).
 inline KernelChoice opt_in(AttentionKernel kernel, int threads, std::size_t smem) {
-  CUDALABS_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  cudalabs::allow_dynamic_smem(kernel, smem, "an attention kernel of lab 31");
   return KernelChoice{reinterpret_cast<const void*>(kernel), threads, smem};
 }
 

@@ -78,6 +78,20 @@ KernelResources resources_of(Kernel* kernel, int block_threads, std::size_t dyna
   return kernel_resources(reinterpret_cast<const void*>(kernel), block_threads, dynamic_smem);
 }
 
+// Above 48 KB of dynamic shared memory per block a kernel must opt in
+// (cudaFuncSetAttribute) before it is launched with that much, or before the
+// occupancy API is asked about it; the device allows up to
+// smem_per_block_optin (227 KB on an H100, 99 KB on an RTX 4090). At or below
+// 48 KB this does nothing. Asked for more than the device allows, it throws
+// CudaError naming `what`, the bytes asked and the limit, where the launch
+// would fail with a bare "invalid argument".
+void allow_dynamic_smem(const void* kernel, std::size_t bytes, const char* what);
+
+template <typename Kernel>
+void allow_dynamic_smem(Kernel* kernel, std::size_t bytes, const char* what) {
+  allow_dynamic_smem(reinterpret_cast<const void*>(kernel), bytes, what);
+}
+
 // Blocks for a grid-stride kernel over `items` items per thread pass: as many
 // as can be resident on the device at once (occupancy API), never more than the
 // work needs, at least 1. Ask once per size, outside timed runs: it is a host call.
