@@ -139,7 +139,7 @@ inline void jacobi_3d_blocked_step(const float* in, float* out, std::int64_t nx,
                                    float r, int tile_x, int tile_y, cudaStream_t stream) {
   // BEGIN SOLUTION blocked_2_5d
   const std::size_t smem = jacobi_3d_blocked_smem(tile_x, tile_y);
-  cudalabs::allow_dynamic_smem(jacobi_3d_blocked_kernel, smem, "jacobi_3d_blocked_kernel");
+  allow_dynamic_smem(jacobi_3d_blocked_kernel, smem);
   const dim3 grid(static_cast<unsigned>(cudalabs::ceil_div<std::int64_t>(nx, tile_x)),
                   static_cast<unsigned>(cudalabs::ceil_div<std::int64_t>(ny, tile_y)),
                   static_cast<unsigned>(cudalabs::ceil_div<std::int64_t>(nz, blocked_z_chunk)));
