@@ -134,7 +134,6 @@ struct TileShape {
   static constexpr int stages = ring_bytes / stage_bytes;
   // + 1024: the dynamic shared memory is only 16-byte aligned, the tiles need 1024.
   static constexpr int smem_bytes = stages * stage_bytes + 1024 + 2 * stages * 8;
-  static_assert(rows * cols * 4 <= stages * stage_bytes, "split-K clusters: the tile's partial sums fit in the ring");
   static_assert(row_stage_bytes % 1024 == 0 && col_stage_bytes % 1024 == 0 && (64 * tile_k * 2) % 1024 == 0 &&
                     (consumer_cols * tile_k * 2) % 1024 == 0,
                 "every tile and each consumer's share of it start on a 1024-byte swizzle atom");
@@ -255,7 +254,6 @@ inline constexpr int min_idle_slices = 24;  // the idle time a tail must have to
 enum class Finish {
   store,       // the whole of k: store C
   atomic_add,  // a split-K range: add into C (zeroed by the launcher)
-  cluster_sum, // a split-K range whose cluster adds the partial sums in shared memory, then stores its share of C
   hand_over,   // a tail range without the tile's last slice: write the partial sum, signal
   collect,     // a tail range with the tile's last slice: wait, add the others' partials, store C
 };
@@ -272,7 +270,6 @@ struct Schedule {
   int workers;                // persistent blocks (pairs), the grid
   int whole;                  // units handed out whole, round-robin
   int tail_workers;           // workers sharing the slices of tiles whole .. tiles - 1 (0: no tail)
-  bool cluster_sum = false;   // split-K in clusters of `splits` blocks, one unit each (cluster rank: its range)
 
   __host__ __device__ std::int64_t tail_slices() const { return static_cast<std::int64_t>(tiles - whole) * slices; }
   // Worker w's tail range begins at slice tail_start(w), counted over the tail's tiles one after the other.
@@ -293,7 +290,7 @@ struct Schedule {
     if (i < whole_count) {
       const int u = w + i * workers, first = (u % splits) * split_slices;
       return {u / splits, first, first + split_slices < slices ? first + split_slices : slices,
-              splits == 1 ? Finish::store : cluster_sum ? Finish::cluster_sum : Finish::atomic_add, 0};
+              splits > 1 ? Finish::atomic_add : Finish::store, 0};
     }
     const std::int64_t begin = tail_start(w), end = tail_start(w + 1);
     const int tail_tile = static_cast<int>((end - 1) / slices) - (i - whole_count);
@@ -312,7 +309,7 @@ struct Schedule {
 // round that would leave workers idle.
 inline Schedule plan_schedule(int tiles, int slices, SplitK split, int workers) {
   Schedule plan{tiles, slices, split.splits, split.split_slices, std::min(tiles * split.splits, workers),
-                tiles * split.splits, 0, false};
+                tiles * split.splits, 0};
   const int rest = tiles % workers;
   const bool worth_it = static_cast<std::int64_t>(workers - rest) * slices >= static_cast<std::int64_t>(min_idle_slices) * workers;
   if (split.splits == 1 && rest != 0 && worth_it) {
@@ -436,7 +433,6 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
         }
       }
     }
-    if (plan.cluster_sum) hw::cluster_sync();  // the consumers' barrier below: every thread of the cluster meets there
   } else {
     hw::setmaxnreg_inc<232>();
     const int consumer = warpgroup - 1;
@@ -508,30 +504,6 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
           }
         }
       }
-      // Split-K in a cluster: the blocks of a tile's k ranges, one cluster,
-      // add their partial sums through distributed shared memory instead of
-      // atomics into a zeroed C. Each block writes its sums into its own ring
-      // (free: its one unit's slices are all consumed), and after the
-      // cluster's barrier block r adds every peer's sums of fragments
-      // j = r, r + splits, .. to its own and stores them: each element of C
-      // written once, the adds in rank order (the same bits in every run).
-      const unsigned cta = work.finish == Finish::cluster_sum ? hw::cluster_cta_rank() : 0u;
-      if (work.finish == Finish::cluster_sum) {
-        hw::named_barrier_sync(1 + consumers, 128 * consumers);  // both consumers are done reading the ring
-        float4* mine = reinterpret_cast<float4*>(smem) + consumer * fragments * 128 + in_group;
-#pragma unroll
-        for (int j = 0; j < fragments; ++j) mine[128 * j] = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
-        hw::cluster_sync();  // every block's sums are in its shared memory
-#pragma unroll
-        for (int j = 0; j < fragments; ++j) {
-          if (j % plan.splits != static_cast<int>(cta)) continue;
-          for (int peer = 0; peer < plan.splits; ++peer) {
-            if (peer == static_cast<int>(cta)) continue;
-            const float4 p = *hw::cluster_peer(mine + 128 * j, static_cast<unsigned>(peer));
-            acc[4 * j] += p.x, acc[4 * j + 1] += p.y, acc[4 * j + 2] += p.z, acc[4 * j + 3] += p.w;
-          }
-        }
-      }
       // Warp w of this warpgroup holds rows 16w .. 16w+15 of its 64; acc[4j ..]
       // is the m16n8 fragment of its columns 8j .. 8j+7 (hopper.cuh).
       const int row0 = tile.row0 + Shape::row_offset(consumer) + 16 * (in_group / 32);
@@ -539,7 +511,6 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
       const bool add = work.finish == Finish::atomic_add;
 #pragma unroll
       for (int j = 0; j < fragments; ++j) {
-        if (work.finish == Finish::cluster_sum && j % plan.splits != static_cast<int>(cta)) continue;  // a peer's share
         const float fragment[4] = {acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]};
         if constexpr (Shape::transposed)
           add ? store_transposed_16x8<true>(c, m, n, row0, col0 + 8 * j, fragment)
@@ -550,8 +521,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
       }
     }
   }
-  // A peer may still arrive on this CTA's barriers (pairs), or read its partial sums (split-K clusters).
-  if (Cluster > 1 || plan.cluster_sum) hw::cluster_sync();
+  if constexpr (Cluster > 1) hw::cluster_sync();  // a peer may still arrive on this CTA's barriers
   // END SOLUTION
   // STUB: // TODO: a producer warpgroup issues TMA loads of A and B slices into a ring of Shape::stages (full/empty
   // STUB: // mbarriers); two consumer warpgroups (setmaxnreg) each run wgmma m64nNk16 (N = Shape::consumer_cols) on their share of the
@@ -598,34 +568,30 @@ void gemm_wgmma_tma_prepare() {
   cudalabs::hopper::tensor_map_encoder();
 }
 
-// A launch in clusters of `size` CTAs (cudaLaunchKernelEx: the <<< >>> syntax
-// has no cluster size). How many such clusters fit on the GPU at once is
-// asked of the GPU: an SM whose GPC has too few free SMs cannot hold part of
-// a cluster, so the persistent grid may be a little under one block per SM.
-template <class Shape>
-cudaLaunchConfig_t cluster_launch(unsigned clusters, int size, cudaStream_t stream, cudaLaunchAttribute& attribute) {
+// A launch in clusters of two CTAs (cudaLaunchKernelEx: the <<< >>> syntax
+// has no cluster size). How many such pairs fit on the GPU at once is asked of
+// the GPU: an SM whose GPC has no free partner cannot hold half a cluster, so
+// the persistent grid may be a little under one block per SM.
+inline cudaLaunchConfig_t pair_launch(unsigned clusters, cudaStream_t stream, cudaLaunchAttribute& attribute) {
   attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = static_cast<unsigned>(size), attribute.val.clusterDim.y = 1, attribute.val.clusterDim.z = 1;
+  attribute.val.clusterDim.x = 2, attribute.val.clusterDim.y = 1, attribute.val.clusterDim.z = 1;
   cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(size) * clusters), config.blockDim = dim3(wgmma_step::threads);
-  config.dynamicSmemBytes = Shape::smem_bytes, config.stream = stream;
+  config.gridDim = dim3(2 * clusters), config.blockDim = dim3(wgmma_step::threads);
+  config.dynamicSmemBytes = wgmma_step::WideTile::smem_bytes, config.stream = stream;
   config.attrs = &attribute, config.numAttrs = 1;
   return config;
 }
-// Clusters of `size` (2 .. 8, the portable sizes) of this kernel resident at
-// once; asked once per size (after the kernel opted in to its shared memory).
-template <typename T, int Cluster, class Shape>
-int resident_clusters(int size) {
-  static int known[9] = {};  // count + 1 by size; 0: not asked yet
-  if (known[size] == 0) {
+template <typename T>
+int resident_pairs() {
+  static const int pairs = [] {
     cudaLaunchAttribute attribute;
-    const cudaLaunchConfig_t config = cluster_launch<Shape>(
-        static_cast<unsigned>(cudalabs::current_device().sm_count / size), size, nullptr, attribute);
+    const cudaLaunchConfig_t config =
+        pair_launch(static_cast<unsigned>(cudalabs::current_device().sm_count / 2), nullptr, attribute);
     int count = 0;
-    CUDALABS_CHECK(cudaOccupancyMaxActiveClusters(&count, gemm_wgmma_tma_kernel<T, Cluster, Shape>, &config));
-    known[size] = count + 1;
-  }
-  return known[size] - 1;
+    CUDALABS_CHECK(cudaOccupancyMaxActiveClusters(&count, gemm_wgmma_tma_kernel<T, 2, wgmma_step::WideTile>, &config));
+    return count;
+  }();
+  return pairs;
 }
 
 // C = A·Bᵀ in tiles of Shape (A, B with padded_k columns, a pitch TMA takes):
@@ -640,17 +606,13 @@ void gemm_wgmma_tiles(const T* a, const T* b, float* c, int m, int n, int padded
   const T* col_matrix = Shape::transposed ? a : b;
   const int rows = Shape::transposed ? n : m, cols = Shape::transposed ? m : n;
   // Split-K where the tiles leave SMs idle (split_k_plan): each k range of a
-  // tile is a unit of its own. Where a tile's ranges can run as one cluster
-  // (up to 8 blocks, every tile's cluster resident at once: one unit per
-  // block), they add their partial sums in shared memory (the kernel's
-  // Finish::cluster_sum); else into C with atomics, C zeroed here first.
+  // tile is a unit of its own, the units' partial sums added into C, zeroed
+  // here first.
   const int sms = cudalabs::current_device().sm_count;
   const int tiles = static_cast<int>(tile_grid(rows, cols, Shape::rows, Shape::cols)),
             slices = cudalabs::ceil_div(padded_k, tile_k);
   const SplitK split = split_k_plan(tiles, slices, sms);
-  const bool cluster_sum = split.splits > 1 && split.splits <= 8 &&
-                           resident_clusters<T, 1, Shape>(split.splits) >= tiles;
-  if (split.splits > 1 && !cluster_sum)
+  if (split.splits > 1)
     CUDALABS_CHECK(cudaMemsetAsync(c, 0, static_cast<std::size_t>(m) * static_cast<std::size_t>(n) * sizeof(float), stream));
   // Pairs of CTAs sharing B where every tile has a partner below it (an even
   // number of tile rows, no split-K): each loads half of B's box and
@@ -659,12 +621,9 @@ void gemm_wgmma_tiles(const T* a, const T* b, float* c, int m, int n, int padded
   // shapes, and pairs sharing A there were slower (README, "Decode-like shapes").
   bool pairs = false;
   if constexpr (!Shape::transposed)
-    pairs = split.splits == 1 && cudalabs::ceil_div(rows, Shape::rows) % 2 == 0 &&
-            resident_clusters<T, 2, Shape>(2) > 0;
+    pairs = split.splits == 1 && cudalabs::ceil_div(rows, Shape::rows) % 2 == 0 && resident_pairs<T>() > 0;
   const int cluster = pairs ? 2 : 1;
-  Schedule plan = plan_schedule(tiles / cluster, slices, split,
-                                pairs ? resident_clusters<T, 2, Shape>(2) : cluster_sum ? tiles * split.splits : sms);
-  plan.cluster_sum = cluster_sum;
+  const Schedule plan = plan_schedule(tiles / cluster, slices, split, pairs ? resident_pairs<T>() : sms);
   // Stream-K's workspace: a slot of partial sums (a tile in FP32) per block
   // of each tail worker, and a flag per tail tile, zeroed.
   float* partials = nullptr;
@@ -680,23 +639,17 @@ void gemm_wgmma_tiles(const T* a, const T* b, float* c, int m, int n, int padded
   }
   const CUtensorMap rows_map = tensor_map_of(row_matrix, rows, padded_k, Shape::rows);
   const CUtensorMap cols_map = tensor_map_of(col_matrix, cols, padded_k, column_box<Shape>(cols) / cluster);
-  // Pairs: plan.workers pairs, each a persistent worker. Split-K clusters:
-  // one cluster of split.splits blocks per tile, one unit each.
-  cudaLaunchAttribute attribute;
-  if (pairs) {
-    if constexpr (!Shape::transposed) {
-      const cudaLaunchConfig_t config = cluster_launch<Shape>(static_cast<unsigned>(plan.workers), 2, stream, attribute);
+  if constexpr (!Shape::transposed) {
+    if (pairs) {
+      cudaLaunchAttribute attribute;
+      const cudaLaunchConfig_t config = pair_launch(static_cast<unsigned>(plan.workers), stream, attribute);
       CUDALABS_CHECK(cudaLaunchKernelEx(&config, gemm_wgmma_tma_kernel<T, 2, Shape>, rows_map, cols_map, c, m, n,
                                         padded_k, plan, partials, flags));
     }
-  } else if (cluster_sum) {
-    const cudaLaunchConfig_t config = cluster_launch<Shape>(static_cast<unsigned>(tiles), split.splits, stream, attribute);
-    CUDALABS_CHECK(cudaLaunchKernelEx(&config, gemm_wgmma_tma_kernel<T, 1, Shape>, rows_map, cols_map, c, m, n,
-                                      padded_k, plan, partials, flags));
-  } else {
+  }
+  if (!pairs)
     gemm_wgmma_tma_kernel<T, 1, Shape><<<static_cast<unsigned>(plan.workers), threads, Shape::smem_bytes, stream>>>(
         rows_map, cols_map, c, m, n, padded_k, plan, partials, flags);
-  }
   CUDALABS_CHECK_LAUNCH("gemm_wgmma_tma_kernel");
   cudalabs::stream_free(partials, stream);
   // END SOLUTION

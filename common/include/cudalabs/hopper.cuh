@@ -147,20 +147,6 @@ __device__ inline void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 #endif
 }
-// The address of `*p` (this CTA's shared memory) in the shared memory of the
-// cluster's CTA of rank `cta` (mapa on a generic address): a pointer ordinary
-// loads and stores reach the peer's copy through — distributed shared memory.
-template <typename T>
-__device__ inline T* cluster_peer(T* p, unsigned cta) {
-#ifdef CUDALABS_SM90A
-  std::uint64_t remote;
-  asm volatile("mapa.u64 %0, %1, %2;\n" : "=l"(remote) : "l"(reinterpret_cast<std::uint64_t>(p)), "r"(cta));
-  return reinterpret_cast<T*>(remote);
-#else
-  (void)cta;
-  return p;
-#endif
-}
 // mbarrier.arrive on the barrier at `bar`'s offset in the shared memory of
 // the CTA of rank `cta` (mapa gives its cluster address). The default
 // semantics (release at CTA scope), as CUTLASS's ClusterBarrier: spelling out
