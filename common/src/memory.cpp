@@ -64,6 +64,16 @@ void* stream_alloc(std::size_t bytes, const char* what, cudaStream_t stream) {
   int device = 0;
   CUDALABS_CHECK(cudaGetDevice(&device));
   void* p = nullptr;
+  // While the stream is captured into a graph, the allocation is a node of the
+  // graph (cudaMallocAsync: memory the graph owns and reuses; creating the
+  // keeping pool there is not permitted).
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  CUDALABS_CHECK(cudaStreamIsCapturing(stream, &capture));
+  if (capture != cudaStreamCaptureStatusNone) {
+    const cudaError_t err = cudaMallocAsync(&p, bytes, stream);
+    if (err != cudaSuccess) device_alloc_failed("cudaMallocAsync", bytes, what, err);
+    return p;
+  }
   const cudaError_t err = cudaMallocFromPoolAsync(&p, bytes, keeping_pool(device), stream);
   if (err != cudaSuccess) device_alloc_failed("cudaMallocFromPoolAsync", bytes, what, err);
   return p;

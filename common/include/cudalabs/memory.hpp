@@ -20,6 +20,7 @@ void device_free(void* p) noexcept;
 // usable by work queued on `stream` after the call, freed in stream order by
 // stream_free. From a pool that keeps freed memory for the next call, so that
 // a launcher timed in a loop does not pay the system's mapping every call.
+// On a stream being captured into a graph: a memory node of the graph.
 void* stream_alloc(std::size_t bytes, const char* what, cudaStream_t stream);
 void stream_free(void* p, cudaStream_t stream);
 void* pinned_alloc(std::size_t bytes, const char* what);
