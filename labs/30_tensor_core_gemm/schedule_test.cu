@@ -76,7 +76,7 @@ bool check_schedule(int workers, int tiles, int slices) {
       if (work.unit >= plan.whole) tail_slices += work.last - work.first;
       switch (work.finish) {
         case Finish::store: ++stores[t]; break;
-        case Finish::split: ++adds[t]; break;
+        case Finish::atomic_add: ++adds[t]; break;
         case Finish::hand_over:
           if (waited) fail_here("a worker hands over after it waited");
           ++hand_overs, ++handed[t];

@@ -92,9 +92,6 @@
 // empty and the host never launches it (lab30::wgmma_tma_unavailable).
 #include <algorithm>
 #include <cstdint>
-#include <map>
-#include <mutex>
-#include <utility>
 
 #include <cuda/atomic>
 
@@ -256,7 +253,7 @@ inline constexpr int min_idle_slices = 24;  // the idle time a tail must have to
 
 enum class Finish {
   store,       // the whole of k: store C
-  split,       // a split-K range: add into C, zeroed by the tile's first range to start
+  atomic_add,  // a split-K range: add into C (zeroed by the launcher)
   hand_over,   // a tail range without the tile's last slice: write the partial sum, signal
   collect,     // a tail range with the tile's last slice: wait, add the others' partials, store C
 };
@@ -293,7 +290,7 @@ struct Schedule {
     if (i < whole_count) {
       const int u = w + i * workers, first = (u % splits) * split_slices;
       return {u / splits, first, first + split_slices < slices ? first + split_slices : slices,
-              splits > 1 ? Finish::split : Finish::store, 0};
+              splits > 1 ? Finish::atomic_add : Finish::store, 0};
     }
     const std::int64_t begin = tail_start(w), end = tail_start(w + 1);
     const int tail_tile = static_cast<int>((end - 1) / slices) - (i - whole_count);
@@ -349,8 +346,7 @@ __device__ inline void store_transposed_16x8(float* __restrict__ c, int m, int n
 
 // rows_map, cols_map: the tensor maps of the matrix whose rows are the tiles'
 // rows (wgmma's A: the matrix A, or B for a transposed Shape) and of the one
-// whose rows are their columns (wgmma's B: B, or A). flags: stream-K's count
-// per tail tile (zeroed), or split-K's counters (split_counters).
+// whose rows are their columns (wgmma's B: B, or A).
 template <typename T, int Cluster, class Shape>
 __global__ void __launch_bounds__(wgmma_step::threads, 1)
     gemm_wgmma_tma_kernel(const __grid_constant__ CUtensorMap rows_map, const __grid_constant__ CUtensorMap cols_map,
@@ -398,8 +394,8 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
   // schedule one after another (a pair of blocks is one worker, an item then
   // a band of two tiles, one each). An item is a tile (in tile_of_block's
   // order) and a range of its k slices: all of them; with split-K (decode-
-  // like shapes with fewer tiles than SMs) one of `splits` ranges, added
-  // into C (zeroed by the first to start, below); or a worker's share of the last round
+  // like shapes with fewer tiles than SMs) one of `splits` ranges, added into
+  // C, which the launcher zeroed; or a worker's share of the last round
   // (stream-K, Schedule above). The ring runs on across items: `g` counts
   // this block's slices over all its items, so slice g uses stage g mod stages
   // in round g / stages. The producer starts loading the next item while the
@@ -447,49 +443,6 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
       float acc[wg_n / 2];  // the consumer's 64 × wg_n, 128 threads
 #pragma unroll
       for (int r = 0; r < wg_n / 2; ++r) acc[r] = 0.0f;
-
-      // Writes this warp's share of the tile into C: its accumulators, or
-      // zeros; stored, or added (atomics). Warp w of the warpgroup holds rows
-      // 16w .. 16w+15 of its 64; acc[4j ..] is the m16n8 fragment of its
-      // columns 8j .. 8j+7 (hopper.cuh).
-      const int row0 = tile.row0 + Shape::row_offset(consumer) + 16 * (in_group / 32);
-      const int col0 = tile.col0 + Shape::col_offset(consumer);
-      auto write_c = [&](bool add, bool zeros) {
-#pragma unroll
-        for (int j = 0; j < fragments; ++j) {
-          const float fragment[4] = {zeros ? 0.0f : acc[4 * j], zeros ? 0.0f : acc[4 * j + 1],
-                                     zeros ? 0.0f : acc[4 * j + 2], zeros ? 0.0f : acc[4 * j + 3]};
-          if constexpr (Shape::transposed)
-            add ? store_transposed_16x8<true>(c, m, n, row0, col0 + 8 * j, fragment)
-                : store_transposed_16x8<false>(c, m, n, row0, col0 + 8 * j, fragment);
-          else
-            add ? store_accumulator_16x8<true>(c, m, n, row0, col0 + 8 * j, fragment)
-                : store_accumulator_16x8(c, m, n, row0, col0 + 8 * j, fragment);
-        }
-      };
-      // Split-K: a tile's k ranges run at once, all adding into C, which
-      // nothing zeroed before the launch. For each warp's 16 rows of the tile
-      // three counters (split_counters): ranges started, zeros published,
-      // ranges added. The first range to start zeroes those rows of C and
-      // publishes it, then runs its mainloop as the others do; each range adds
-      // its partial sum once the zeros are published — long before its
-      // mainloop ends, as a rule. A warp waits only for one that has already
-      // started, and starting waits for nothing: no deadlock, in whatever
-      // order the blocks run.
-      const int lane = in_group % 32;
-      int* const counters =
-          work.finish == Finish::split ? flags + 3 * ((work.unit * consumers + consumer) * 4 + in_group / 32) : nullptr;
-      if (counters) {
-        int started = 0;
-        if (lane == 0)
-          started = cuda::atomic_ref<int, cuda::thread_scope_device>(counters[0]).fetch_add(1, cuda::std::memory_order_relaxed);
-        if (__shfl_sync(0xffffffffu, started, 0) == 0) {
-          write_c(false, true);
-          __syncwarp();  // the warp's zeros are stored ...
-          if (lane == 0)  // ... and published
-            cuda::atomic_ref<int, cuda::thread_scope_device>(counters[1]).store(1, cuda::std::memory_order_release);
-        }
-      }
 
       for (int s = work.first; s < work.last; ++s, ++g) {
         const int stage = g % stages;
@@ -551,21 +504,20 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
           }
         }
       }
-      // Split-K: wait for this warp's zeros in C, add, and the last range of
-      // the tile to add puts the counters back to 0 (the launcher zeroes them
-      // only once: split_counters).
-      if (counters) {
-        if (lane == 0)
-          while (cuda::atomic_ref<int, cuda::thread_scope_device>(counters[1]).load(cuda::std::memory_order_acquire) == 0) {
-          }
-        __syncwarp();
-      }
-      write_c(counters != nullptr, false);
-      if (counters) {
-        __syncwarp();
-        if (lane == 0 && cuda::atomic_ref<int, cuda::thread_scope_device>(counters[2]).fetch_add(1, cuda::std::memory_order_acq_rel) == plan.splits - 1)
-          for (int i = 0; i < 3; ++i)
-            cuda::atomic_ref<int, cuda::thread_scope_device>(counters[i]).store(0, cuda::std::memory_order_relaxed);
+      // Warp w of this warpgroup holds rows 16w .. 16w+15 of its 64; acc[4j ..]
+      // is the m16n8 fragment of its columns 8j .. 8j+7 (hopper.cuh).
+      const int row0 = tile.row0 + Shape::row_offset(consumer) + 16 * (in_group / 32);
+      const int col0 = tile.col0 + Shape::col_offset(consumer);
+      const bool add = work.finish == Finish::atomic_add;
+#pragma unroll
+      for (int j = 0; j < fragments; ++j) {
+        const float fragment[4] = {acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]};
+        if constexpr (Shape::transposed)
+          add ? store_transposed_16x8<true>(c, m, n, row0, col0 + 8 * j, fragment)
+              : store_transposed_16x8<false>(c, m, n, row0, col0 + 8 * j, fragment);
+        else
+          add ? store_accumulator_16x8<true>(c, m, n, row0, col0 + 8 * j, fragment)
+              : store_accumulator_16x8(c, m, n, row0, col0 + 8 * j, fragment);
       }
     }
   }
@@ -575,7 +527,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
   // STUB: // mbarriers); two consumer warpgroups (setmaxnreg) each run wgmma m64nNk16 (N = Shape::consumer_cols) on their share of the
   // STUB: // tile (Shape::row_offset, col_offset) and release the stage; store C (Shape::transposed: the tile is of Cᵀ = B·Aᵀ, rows_map is B's — store_transposed_16x8).
   // STUB: // Persistent: worker blockIdx.x / Cluster takes its items plan.item(worker, i), i < plan.items(worker) — a
-  // STUB: // tile and a range of its k slices; finish it as work.finish says: store C, add into C (split-K: zeroed by the first range to start, split_counters), or
+  // STUB: // tile and a range of its k slices; finish it as work.finish says: store C, add into C (split-K), or
   // STUB: // (stream-K) hand the partial sum over through `partials` and the tile's flag, or collect the helpers' sums.
   // STUB: // Cluster == 2: the two blocks of a pair share B — each loads half of it with a TMA multicast to both; the
   // STUB: // empty barriers count both blocks' consumer warps (lane r arrives on block r's); cluster_sync after barrier
@@ -616,39 +568,6 @@ void gemm_wgmma_tma_prepare() {
   cudalabs::hopper::tensor_map_encoder();
 }
 
-// Split-K's counters (the kernel's Finish::split): 3 ints per consumer warp
-// of each tile, zero before and after every call — the warp with a tile's
-// last add resets them — so they are zeroed once, when a stream first needs
-// them, instead of C in every call: that memset cost 1.3 to 2.1 µs of calls
-// of 8 to 15 µs (n = k = 4096, m = 16 .. 128: results/h100/runs/20261124-s19-call1/).
-// One buffer per device and stream, kept until the process ends: calls on one
-// stream run one after another; calls on two streams have a buffer each.
-// split_k_plan never makes more tiles than SMs, so a buffer for as many
-// tiles as SMs always fits. A stream being captured into a graph may not
-// allocate: a first call there gets counters of its own, zeroed in the graph
-// (`temporary`, for the launcher to free).
-inline int* split_counters(int tiles, cudaStream_t stream, int*& temporary) {
-  const int sms = cudalabs::current_device().sm_count;
-  if (tiles > sms) throw std::logic_error("split_counters: more split-K tiles than SMs");
-  const std::size_t bytes = std::size_t{3} * 4 * wgmma_step::consumers * static_cast<std::size_t>(sms) * sizeof(int);
-  int device = 0;
-  CUDALABS_CHECK(cudaGetDevice(&device));
-  static std::mutex mutex;
-  static std::map<std::pair<int, cudaStream_t>, cudalabs::DeviceBuffer<int>> buffers;
-  const std::lock_guard lock(mutex);
-  if (auto found = buffers.find({device, stream}); found != buffers.end()) return found->second.data();
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  CUDALABS_CHECK(cudaStreamIsCapturing(stream, &capture));
-  int* counters = nullptr;
-  if (capture == cudaStreamCaptureStatusNone)
-    counters = buffers.emplace(std::pair{device, stream}, cudalabs::DeviceBuffer<int>(bytes / sizeof(int), "wgmma_tma's split-K counters"))
-                   .first->second.data();
-  else
-    counters = temporary = static_cast<int*>(cudalabs::stream_alloc(bytes, "wgmma_tma's split-K counters", stream));
-  CUDALABS_CHECK(cudaMemsetAsync(counters, 0, bytes, stream));
-  return counters;
-}
-
 // A launch in clusters of two CTAs (cudaLaunchKernelEx: the <<< >>> syntax
 // has no cluster size). How many such pairs fit on the GPU at once is asked of
 // the GPU: an SM whose GPC has no free partner cannot hold half a cluster, so
@@ -687,14 +606,14 @@ void gemm_wgmma_tiles(const T* a, const T* b, float* c, int m, int n, int padded
   const T* col_matrix = Shape::transposed ? a : b;
   const int rows = Shape::transposed ? n : m, cols = Shape::transposed ? m : n;
   // Split-K where the tiles leave SMs idle (split_k_plan): each k range of a
-  // tile is a unit of its own, adding its partial sum into C (zeroed by the
-  // kernel: split_counters).
+  // tile is a unit of its own, the units' partial sums added into C, zeroed
+  // here first.
   const int sms = cudalabs::current_device().sm_count;
   const int tiles = static_cast<int>(tile_grid(rows, cols, Shape::rows, Shape::cols)),
             slices = cudalabs::ceil_div(padded_k, tile_k);
   const SplitK split = split_k_plan(tiles, slices, sms);
-  int* temporary_counters = nullptr;
-  int* counters = split.splits > 1 ? split_counters(tiles, stream, temporary_counters) : nullptr;
+  if (split.splits > 1)
+    CUDALABS_CHECK(cudaMemsetAsync(c, 0, static_cast<std::size_t>(m) * static_cast<std::size_t>(n) * sizeof(float), stream));
   // Pairs of CTAs sharing B where every tile has a partner below it (an even
   // number of tile rows, no split-K): each loads half of B's box and
   // multicasts it. One block per SM (193 KB of shared memory each), or per SM
@@ -708,7 +627,7 @@ void gemm_wgmma_tiles(const T* a, const T* b, float* c, int m, int n, int padded
   // Stream-K's workspace: a slot of partial sums (a tile in FP32) per block
   // of each tail worker, and a flag per tail tile, zeroed.
   float* partials = nullptr;
-  int* flags = counters;
+  int* flags = nullptr;
   if (plan.tail_workers > 0) {
     const std::size_t slot_floats =
         std::size_t{Shape::rows} * Shape::cols * static_cast<std::size_t>(plan.tail_workers * cluster);
@@ -733,7 +652,6 @@ void gemm_wgmma_tiles(const T* a, const T* b, float* c, int m, int n, int padded
         rows_map, cols_map, c, m, n, padded_k, plan, partials, flags);
   CUDALABS_CHECK_LAUNCH("gemm_wgmma_tma_kernel");
   cudalabs::stream_free(partials, stream);
-  cudalabs::stream_free(temporary_counters, stream);
   // END SOLUTION
   // STUB: cudalabs::not_implemented("gemm_wgmma_tiles", a, b, c, m, n, padded_k, stream);
 }
