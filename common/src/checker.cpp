@@ -83,11 +83,29 @@ CheckResult compare(std::span<const float> got, std::span<const Expected> expect
 }
 }  // namespace
 
+CheckResult missing_output(std::size_t count, const std::string& why) {
+  CheckResult r;
+  r.count = count;
+  r.bad = count;
+  r.note = why;
+  return r;
+}
+
+namespace {
+template <typename Expected>
+CheckResult observed_compare(std::span<const float> got, std::span<const Expected> expected, Tolerance tol) {
+  std::vector<float> judged;
+  const Observed<float> observed = observe(got, judged);
+  if (!observed.missing.empty()) return missing_output(expected.size(), observed.missing);
+  return compare(observed.data, expected, tol);
+}
+}  // namespace
+
 CheckResult check_close(std::span<const float> got, std::span<const double> expected, Tolerance tol) {
-  return compare(got, expected, tol);
+  return observed_compare(got, expected, tol);
 }
 CheckResult check_close(std::span<const float> got, std::span<const float> expected, Tolerance tol) {
-  return compare(got, expected, tol);
+  return observed_compare(got, expected, tol);
 }
 
 CheckResult both(CheckResult a, const CheckResult& b) {

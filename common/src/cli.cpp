@@ -235,6 +235,8 @@ Parsed parse_args(const LabSpec& spec, std::span<const char* const> args) {
   sample["--variant"] = spec.variants.empty() ? "NAME" : spec.variants.front().name;
   const CLI::Option* seed = value_flag("--seed", "--seed", "7");
   const CLI::Option* json = value_flag("--json", "--json", "build/records.jsonl");
+  const CLI::Option* evidence = value_flag("--evidence", "--evidence", "build/grade/evidence");
+  const CLI::Option* judge = value_flag("--judge", "--judge", "build/grade/evidence");
   const CLI::Option* device = value_flag("--device", "--device", "0");
   const CLI::Option* precision = value_flag("--precision", "--precision", "0.02");
   const CLI::Option* max_runs = value_flag("--max-runs", "--max-runs", "100");
@@ -302,6 +304,17 @@ Parsed parse_args(const LabSpec& spec, std::span<const char* const> args) {
   if (json->count() > 0) {
     o.json_path = text["--json"];
     if (o.json_path.empty()) throw UsageError("--json: give a file name, e.g. --json build/records.jsonl");
+  }
+  if (evidence->count() > 0) {
+    o.evidence_dir = text["--evidence"];
+    if (o.evidence_dir.empty()) throw UsageError("--evidence: give a folder, e.g. --evidence build/grade/evidence");
+  }
+  if (judge->count() > 0) {
+    o.judge_dir = text["--judge"];
+    if (o.judge_dir.empty()) throw UsageError("--judge: give the folder a graded run wrote with --evidence");
+    if (!o.evidence_dir.empty())
+      throw UsageError("--evidence and --judge together: a run either leaves evidence (the graded program) or judges it "
+                       "(the course's own build). Give one.");
   }
   if (device->count() > 0)
     o.device = static_cast<int>(parse_int_flag("--device", text["--device"], 0, 63, sample["--device"]));
@@ -425,6 +438,9 @@ Common flags:
   --max-runs N        at most N timed runs per measurement (default 1000; also 2 s per measurement)
   --flush-l2          overwrite the L2 cache before every timed run (cold-cache times)
   --check-only        run each variant twice and check both results, no timing (for sanitizers)
+  --evidence DIR      (the grader's) write every output a check compares into DIR, for a judge
+  --judge DIR         (the grader's) judge the outputs in DIR, written by a graded run with the
+                      same flags: compare them with this build's own references; no timing
   --list              list the variants
   --help, -h          this text
 

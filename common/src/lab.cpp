@@ -6,13 +6,21 @@
 #include <new>
 #include <stdexcept>
 
+#include "cudalabs/evidence.hpp"
 #include "cudalabs/monitor.hpp"
 #include "cudalabs/random.hpp"
 
 namespace cudalabs {
 
 Recorder::Recorder(const LabSpec& spec, Options options, const DeviceInfo& device)
-    : spec_(spec), options_(std::move(options)), device_(device) {}
+    : spec_(spec), options_(std::move(options)), device_(device) {
+  evidence::configure(!options_.judge_dir.empty()      ? evidence::Mode::judge
+                      : !options_.evidence_dir.empty() ? evidence::Mode::record
+                                                       : evidence::Mode::off,
+                      !options_.judge_dir.empty() ? options_.judge_dir : options_.evidence_dir);
+}
+
+bool Recorder::judging() const { return !options_.judge_dir.empty(); }
 
 Recorder::~Recorder() = default;
 
@@ -60,7 +68,18 @@ const Record& Recorder::add(Record r) {
   return records_.back();
 }
 
-CheckResult Recorder::checked_run(const Measurement& m, GpuWork* work) {
+CheckResult Recorder::scoped_check(const Measurement& m, const char* step) {
+  evidence::Scope scope(m.variant, to_string(m.size), step);
+  CheckResult c = m.check();
+  // A judge's verdict must rest on the graded program's outputs: a check that
+  // compared none of them judged nothing, and passes nothing.
+  if (judging() && scope.observations() == 0)
+    return missing_output(c.count, "this check compared nothing the graded program wrote (a check without "
+                                   "cudalabs::observe): judged as failed");
+  return c;
+}
+
+CheckResult Recorder::checked_run(const Measurement& m, GpuWork* work, const char* step) {
   cudaStream_t s = work_stream();
   if (m.poison) m.poison(s);
   if (m.reset) m.reset(s);
@@ -84,7 +103,7 @@ CheckResult Recorder::checked_run(const Measurement& m, GpuWork* work) {
   if (work) trace.stop_api();
   synchronize();
   if (work) *work = trace.stop();
-  return m.check();
+  return scoped_check(m, step);
 }
 
 const Record& Recorder::measure(const Measurement& m) {
@@ -101,11 +120,13 @@ const Record& Recorder::measure(const Measurement& m) {
   if (!host && !m.new_inputs)
     throw std::logic_error("variant " + m.variant + " has no new_inputs: every GPU variant must be re-checked on fresh inputs");
 
-  // 1. First run, traced: right, and computed by the GPU.
-  const bool traced = m.expect == Expect::kernels && !host;
+  r.judge = judging();
+  // 1. First run, traced: right, and computed by the GPU. A judge runs the
+  //    course's own kernels: only the graded program's trace says what its ran.
+  const bool traced = m.expect == Expect::kernels && !host && !judging();
   bool ok = true;
   try {
-    r.check = checked_run(m, traced ? &r.gpu_work : nullptr);
+    r.check = checked_run(m, traced ? &r.gpu_work : nullptr, "first");
   } catch (const NotImplemented& e) {
     // A wrong result like any other (exit 1), never a crash; tools/grade.py
     // and tools/starter.py read the failure's first words.
@@ -113,7 +134,9 @@ const Record& Recorder::measure(const Measurement& m) {
     r.check.passed = false;
     ok = false;
   }
-  if (!traced)
+  if (judging())
+    r.gpu_work.not_traced_why = "a judge: the graded program's own record holds its trace";
+  else if (!traced)
     r.gpu_work.not_traced_why = m.expect == Expect::host ? "a CPU variant"
                                 : m.clock == Clock::host ? "timed on the host clock (Clock::host)"
                                                          : "host<->device copies are this variant's lesson (Expect::copies)";
@@ -129,7 +152,7 @@ const Record& Recorder::measure(const Measurement& m) {
   // 2. Again on the same inputs, output poisoned again: a kernel right only
   //    once, or one that skips its work when called again, fails here.
   if (ok) {
-    r.repeat = checked_run(m, nullptr);
+    r.repeat = checked_run(m, nullptr, "repeat");
     if (!r.repeat.passed) {
       r.failure = "repeated run on the same inputs (output poisoned again): " + r.repeat.summary() +
                   " — right only the first time, or skipped its work when called again";
@@ -138,10 +161,14 @@ const Record& Recorder::measure(const Measurement& m) {
   }
   // 3. Timing, then the output of the last timed run (races that show only
   //    back to back).
+  //    A judge times nothing: it judges the output the graded program's timed
+  //    runs left.
   if (ok && !options_.check_only) {
-    time(m, r);
-    r.timed = true;
-    r.after_timing = m.check();
+    if (!judging()) {
+      time(m, r);
+      r.timed = true;
+    }
+    r.after_timing = scoped_check(m, "timed");
     if (!r.after_timing.passed) {
       r.failure = "output of the timed runs: " + r.after_timing.summary();
       ok = false;
@@ -156,7 +183,7 @@ const Record& Recorder::measure(const Measurement& m) {
       synchronize();
       r.fresh_inputs = true;
     }
-    r.recheck = checked_run(m, nullptr);
+    r.recheck = checked_run(m, nullptr, "fresh");
     if (!r.recheck.passed) {
       r.failure = (r.fresh_inputs ? "fresh inputs (seed " + std::to_string(r.fresh_seed) + "), output poisoned: "
                                   : "last check, output poisoned: ") +
@@ -352,7 +379,7 @@ int run_lab(int argc, char** argv, const LabSpec& spec, const std::function<void
   }
   // Libraries of the course read it: a checking run skips what only timing needs
   // (the cuBLAS algorithm search).
-  if (parsed.options.check_only) setenv("CUDALABS_CHECK_ONLY", "1", 1);
+  if (parsed.options.check_only || !parsed.options.judge_dir.empty()) setenv("CUDALABS_CHECK_ONLY", "1", 1);
   try {
     DeviceInfo dev = select_device(parsed.options.device);
     const Options& o = parsed.options;

@@ -129,6 +129,7 @@ std::string to_json(const Record& r, const DeviceInfo& dev) {
                  {"fresh_inputs", r.recheck.count ? json(r.recheck.passed) : json(nullptr)}};
   if (r.fresh_inputs) j["fresh_seed"] = r.fresh_seed;
   j["passed"] = r.passed;
+  if (r.judge) j["judge"] = true;
   if (!r.passed) j["failure"] = failure_text(r);
   json work = {{"traced", r.gpu_work.traced}};
   if (r.gpu_work.traced) {

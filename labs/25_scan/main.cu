@@ -220,7 +220,11 @@ void measure_scans(cudalabs::Session& s, const cudalabs::Point& point, bool excl
 
   if (!s.selected("compact")) return;
   auto check_compacted = [&] {
-    const std::int64_t kept = d_kept.download()[0];
+    // The count is observed like any output (cudalabs/evidence.hpp): a judge decides from the graded program's.
+    std::vector<std::int64_t> kept_count = d_kept.download();
+    if (std::string missing = cudalabs::observe_in_place(std::span(kept_count)); !missing.empty())
+      return cudalabs::missing_output(1, missing);
+    const std::int64_t kept = kept_count[0];
     if (kept != static_cast<std::int64_t>(expected_kept.size())) {
       cudalabs::CheckResult r;
       r.count = r.bad = 1;

@@ -128,6 +128,11 @@ Allowed allowed_errors_option(std::int64_t n, double skewness) {
 // One estimate against its exact value: passes within k standard errors.
 cudalabs::CheckResult check_estimate(const std::string& variant, double estimate, double exact, double standard_error,
                                      const Allowed& allowed) {
+  // The estimate is what the run produced (the accumulated sums, finished
+  // here): observed for a judge (cudalabs/evidence.hpp), which checks the
+  // graded program's.
+  if (std::string missing = cudalabs::observe_in_place(std::span<double>(&estimate, 1)); !missing.empty())
+    return cudalabs::missing_output(1, missing);
   cudalabs::CheckResult r;
   r.count = 1;
   r.tolerance = {.abs = allowed.k * standard_error, .rel = 0};
@@ -418,6 +423,8 @@ void measure_philox_init(cudalabs::Session& s, const cudalabs::Point& pi_size, s
   m.work = {.bytes = static_cast<double>(states.bytes())};  // the states written; nothing read
   m.run = [&](cudaStream_t st) { lab27::philox_init(seed, states.data(), count, st); };
   m.check = [&] {
+    // Counted on the GPU: a judge counts in the graded program's states (cudalabs/evidence.hpp).
+    if (std::string missing = states.observe(); !missing.empty()) return cudalabs::missing_output(count, missing);
     const std::uint64_t wrong = count_wrong_states(states.data(), count, seed);
     cudalabs::CheckResult c;
     c.count = static_cast<std::size_t>(count);

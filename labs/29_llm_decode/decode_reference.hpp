@@ -367,7 +367,13 @@ inline cudalabs::CheckResult with_failures(cudalabs::CheckResult primary, std::i
 //   each scale within 1e-5 of max|exact| / 127 (a per-row instead of per-block
 //     scale, or max instead of max|.|, fails here);
 //   each sum equal to the sum of the block's q.
-inline cudalabs::CheckResult check_quantized(const QuantVector& got, std::span<const double> exact) {
+inline cudalabs::CheckResult check_quantized(QuantVector got, std::span<const double> exact) {
+  // Observed first (cudalabs/evidence.hpp): the steps expected of q are computed
+  // from the scales the kernel chose, so a judge must compute them from the
+  // graded program's scales.
+  for (const std::string& missing : {cudalabs::observe_in_place(std::span(got.q)), cudalabs::observe_in_place(std::span(got.d)),
+                                     cudalabs::observe_in_place(std::span(got.sum))})
+    if (!missing.empty()) return cudalabs::missing_output(got.q.size(), missing);
   const std::size_t blocks = got.d.size();
   std::vector<float> steps(got.q.size());
   std::vector<double> exact_steps(got.q.size()), scale_ref(blocks), sums(blocks);

@@ -196,6 +196,10 @@ struct DeviceQuantVector {
     sum.upload(v.sum);
   }
   ref::QuantVector download() const { return {q.download(), d.download(), sum.download()}; }
+  // download(), each part observed as an output for a judge (cudalabs/evidence.hpp).
+  ref::QuantVector download_observed(std::string& missing) const {
+    return {q.download_observed(missing), d.download_observed(missing), sum.download_observed(missing)};
+  }
   void poison(cudaStream_t s) {
     q.poison(s);
     d.poison(s);
@@ -806,16 +810,21 @@ class DecodeStep {
   cudalabs::CheckResult check() const {
     const int p = positions_ - 1, hd = m_.head_dim, nq = m_.q_heads, nkv = m_.kv_heads, D = m_.hidden, F = m_.mlp;
     using cudalabs::check_close;
-    const auto a1 = a1_.download();
-    const auto qkv = d_qkv_.download();
-    const auto q_rot = d_q_rot_.download(), k_rot = d_k_rot_.download();
-    const auto o = d_o_.download();
-    const auto o_q = o_q_.download();
-    const auto attn = d_attn_.download(), h_mid = d_h_mid_.download();
-    const auto a2 = a2_.download();
-    const auto gu = d_gu_.download(), s = d_s_.download();
-    const auto s_q = s_q_.download();
-    const auto h_out = d_h_out_.download();
+    // Every stage's output observed as it is downloaded: the references of the
+    // later stages are computed from it, so a judge computes them from the
+    // graded program's outputs (cudalabs/evidence.hpp).
+    std::string missing;
+    const auto a1 = a1_.download_observed(missing);
+    const auto qkv = d_qkv_.download_observed(missing);
+    const auto q_rot = d_q_rot_.download_observed(missing), k_rot = d_k_rot_.download_observed(missing);
+    const auto o = d_o_.download_observed(missing);
+    const auto o_q = o_q_.download_observed(missing);
+    const auto attn = d_attn_.download_observed(missing), h_mid = d_h_mid_.download_observed(missing);
+    const auto a2 = a2_.download_observed(missing);
+    const auto gu = d_gu_.download_observed(missing), s = d_s_.download_observed(missing);
+    const auto s_q = s_q_.download_observed(missing);
+    const auto h_out = d_h_out_.download_observed(missing);
+    if (!missing.empty()) return cudalabs::missing_output(h_out.size(), missing);
     const std::span<const float> q_in(qkv.data(), static_cast<std::size_t>(nq) * hd);
     const std::span<const float> k_in(qkv.data() + q_in.size(), static_cast<std::size_t>(kv_dim_));
     const std::span<const float> v_in(k_in.data() + kv_dim_, static_cast<std::size_t>(kv_dim_));

@@ -1,6 +1,10 @@
 #pragma once
 // The result checker. It returns a CheckResult and never exits: the lab decides.
 //
+// Every comparison observes what it compares first (evidence.hpp): in a graded
+// program that is evidence for the judge; in the judge, the graded program's
+// output is what gets compared.
+//
 // An element passes when it is finite and |got - expected| <= abs + rel * |expected|.
 // NaN and Inf never pass (so a poisoned, unwritten element fails). The result
 // also carries the max abs error, the relative L2 error ||got-exp|| / ||exp||,
@@ -13,6 +17,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "evidence.hpp"
 
 namespace cudalabs {
 
@@ -39,6 +45,10 @@ struct CheckResult {
 
   std::string summary() const;  // one line: "ok" or what failed and where
 };
+
+// A failed check of `count` expected elements whose output a judge does not
+// have (observe()'s `missing`: the graded program never wrote it).
+CheckResult missing_output(std::size_t count, const std::string& why);
 
 CheckResult check_close(std::span<const float> got, std::span<const double> expected, Tolerance tol);
 CheckResult check_close(std::span<const float> got, std::span<const float> expected, Tolerance tol);
@@ -67,7 +77,11 @@ Tolerance dot_tolerance(std::int64_t k, double magnitude = 1.0);
 // compared exactly, as a CheckResult with a tolerance of 0. No conversion
 // between the types: exact for any integer types.
 template <typename Got, typename Expected>
-CheckResult check_exact(std::span<const Got> got, std::span<const Expected> expected) {
+CheckResult check_exact(std::span<const Got> got_here, std::span<const Expected> expected) {
+  std::vector<Got> judged;
+  const Observed<Got> observed = observe(got_here, judged);
+  if (!observed.missing.empty()) return missing_output(expected.size(), observed.missing);
+  const std::span<const Got> got = observed.data;
   CheckResult r;
   r.tolerance = {.abs = 0, .rel = 0};
   r.count = expected.size();

@@ -63,6 +63,8 @@ struct Options {
   bool quick = false;
   bool check_only = false;  // run each variant twice and check both; no timing (sanitizers, grading)
   std::string json_path;
+  std::string evidence_dir;  // --evidence: leave every checked output there (evidence.hpp)
+  std::string judge_dir;     // --judge: compare the outputs there instead of this run's own
   int device = 0;
   TimerConfig timer;
   std::map<std::string, std::string> extra;

@@ -136,7 +136,13 @@ class Recorder {
   std::uint64_t fresh_inputs_drawn_ = 0;
   // Poison the output, reset, run (traced into `work` when given), wait for
   // the whole device (work a launcher put on another stream included), check.
-  CheckResult checked_run(const Measurement& m, GpuWork* work);
+  // `step` names the check's outputs for a judge (evidence.hpp).
+  CheckResult checked_run(const Measurement& m, GpuWork* work, const char* step);
+  // m.check() with its outputs named by `step`; in a judge, a check that
+  // compared none of the graded program's outputs fails.
+  CheckResult scoped_check(const Measurement& m, const char* step);
+  // --judge: the outputs compared are a graded program's (evidence.hpp).
+  bool judging() const;
   // Sets r's comparison with its baseline, its ceiling and its plausibility.
   void rate(Record& r, const Measurement& m);
 };

@@ -7,10 +7,12 @@
 
 #include <cstddef>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "error.hpp"
+#include "evidence.hpp"
 
 namespace cudalabs {
 
@@ -67,6 +69,26 @@ class DeviceBuffer {
     std::vector<T> host(count_);
     CUDALABS_CHECK(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost));
     return host;
+  }
+  // download(), observed as an output (evidence.hpp): for a check that computes
+  // what it expects from an output (lab 29's stages: each against a reference
+  // of the output before it), so that a judge computes it from the graded
+  // program's output too. Why a judge has none is added to `missing`.
+  std::vector<T> download_observed(std::string& missing) const {
+    std::vector<T> host = download();
+    const std::string why = observe_in_place(std::span<T>(host));
+    if (!why.empty() && missing.empty()) missing = why;
+    return host;
+  }
+  // For a check that compares on the GPU (a kernel counting wrong elements):
+  // observes the buffer as an output (evidence.hpp) and, in a judge, puts the
+  // graded program's copy in its place, so the check's kernel reads that.
+  // Returns "" or why a judge has none.
+  std::string observe() {
+    std::vector<T> host = download();
+    std::string missing = observe_in_place(std::span<T>(host));
+    if (missing.empty() && evidence::mode() == evidence::Mode::judge) upload(host);
+    return missing;
   }
   // Fills every byte with 0xFF: NaN for float/half/bf16, -1 for integers. A kernel
   // that leaves an output element unwritten then fails the checker.

@@ -47,6 +47,7 @@ struct Record {
   std::string throttle_why;
   bool power_capped = false;
   bool passed = false;
+  bool judge = false;  // made by a judge (--judge): its checks compared a graded program's outputs
   std::optional<KernelResources> resources;
   std::map<std::string, double> extra;  // lab-specific numbers
   // The lab's own flags and their values, defaults included ("causal": "1",

@@ -1,0 +1,136 @@
+#pragma once
+// Evidence for a judge: how grading keeps a verdict out of the graded code's hands.
+//
+// A graded program holds a student's code (kernels, launchers, and whatever a
+// kernel file's host code does), so nothing it says about itself is trusted:
+// not its exit code, not its records. Instead it leaves evidence, and a judge
+// decides:
+//   --evidence DIR  (record) every check the harness makes writes the output
+//                   it compared (the "got" side, as the program saw it) into DIR;
+//   --judge DIR     (judge) the same lab, built from the course alone, run with
+//                   the same arguments and seed: it regenerates the inputs,
+//                   computes its own references, and wherever a check compares
+//                   an output it compares the graded program's from DIR instead.
+//                   Its records, tolerances and messages are the verdict.
+// tools/grade.py runs both (docs/instructor-guide.md, "What is trusted").
+//
+// Every comparison in the course goes through observe(): check_close and
+// check_exact call it, and a lab whose check compares in its own way calls it
+// on what it compares, before comparing. In a judge, a checked run that
+// observed nothing fails ("compared nothing the graded program wrote"), so a
+// check that forgot observe() cannot pass a submission unjudged.
+//
+// Each observation is named by the check that made it: the record's variant
+// and size, the step of Recorder::measure (first, repeat, timed, fresh), and
+// its order within the check. Both processes run the same course code on the
+// same arguments, so they make the same checks in the same order; the judge
+// makes the graded program's decisions (stop after a failed step) from the
+// same data, so they stay in step after a failure too.
+#include <cstddef>
+#include <cstring>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace cudalabs::evidence {
+
+enum class Mode { off, record, judge };
+
+// Set once per process, from --evidence / --judge (Recorder's constructor).
+// Record mode creates DIR if needed; judge mode requires it to exist.
+void configure(Mode mode, const std::string& dir);
+Mode mode();
+
+// Names the observations made while it lives: record `variant` at `size`,
+// step `step`. One at a time (the harness's checks are not nested).
+class Scope {
+ public:
+  Scope(const std::string& variant, const std::string& size, const std::string& step);
+  ~Scope();
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+  // How many outputs the checks of this scope compared.
+  std::size_t observations() const;
+
+ private:
+  std::size_t observed_at_start_;
+};
+
+// The untyped core of observe(): `count` elements of `elem_size` bytes at
+// `data`, of element type `type` ("f32", "i64", ...). Record: writes them and
+// returns "". Judge: fills `judged` with the graded program's bytes and returns
+// "", or returns why there are none (missing, another type or length).
+// Off: returns "" and does nothing. With `any_count` a judge takes however
+// many elements the graded program wrote (observe_vector).
+std::string observe_bytes(const void* data, std::size_t count, std::size_t elem_size, const char* type,
+                          std::vector<std::byte>& judged, bool any_count = false);
+
+// The element type's name in an evidence file (the judge refuses another type).
+template <typename T>
+constexpr const char* type_name() {
+  if constexpr (std::is_same_v<T, float>) return "f32";
+  else if constexpr (std::is_same_v<T, double>) return "f64";
+  else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
+    return sizeof(T) == 1 ? "i8" : sizeof(T) == 2 ? "i16" : sizeof(T) == 4 ? "i32" : "i64";
+  else if constexpr (std::is_integral_v<T>)
+    return sizeof(T) == 1 ? "u8" : sizeof(T) == 2 ? "u16" : sizeof(T) == 4 ? "u32" : "u64";
+  else
+    return sizeof(T) == 2 ? "b16" : sizeof(T) == 4 ? "b32" : sizeof(T) == 8 ? "b64" : "bytes";
+}
+
+}  // namespace cudalabs::evidence
+
+namespace cudalabs {
+
+// What a check compares: `data` is `got` itself, except in a judge, where it is
+// the graded program's output for this check (kept in `storage`). `missing`
+// says why a judge has none ("" otherwise): the check must then fail with it.
+template <typename T>
+struct Observed {
+  std::span<const T> data;
+  std::string missing;
+};
+
+template <typename T>
+Observed<T> observe(std::span<const T> got, std::vector<T>& storage) {
+  static_assert(std::is_trivially_copyable_v<T>, "observe() writes outputs as raw bytes");
+  std::vector<std::byte> judged;
+  std::string missing = evidence::observe_bytes(got.data(), got.size(), sizeof(T), evidence::type_name<T>(), judged);
+  if (!missing.empty()) return {{}, std::move(missing)};
+  if (evidence::mode() != evidence::Mode::judge) return {got, ""};
+  storage.resize(judged.size() / sizeof(T));
+  if (!judged.empty()) std::memcpy(storage.data(), judged.data(), judged.size());
+  return {std::span<const T>(storage), ""};
+}
+
+// For a check that compares in its own way (a count and a list, an estimate,
+// compiled code): observes `got` before anything is computed from it and, in a
+// judge, replaces its contents with the graded program's. Returns "" or why a
+// judge has none (fail the check with missing_output).
+template <typename T>
+std::string observe_in_place(std::span<T> got) {
+  static_assert(std::is_trivially_copyable_v<T>, "observe_in_place() writes outputs as raw bytes");
+  std::vector<std::byte> judged;
+  std::string missing = evidence::observe_bytes(got.data(), got.size(), sizeof(T), evidence::type_name<T>(), judged);
+  if (missing.empty() && evidence::mode() == evidence::Mode::judge && !judged.empty())
+    std::memcpy(got.data(), judged.data(), judged.size());
+  return missing;
+}
+
+// observe_in_place for an output whose length is part of the answer (compiled
+// code, a list): a judge takes the graded program's length as well.
+template <typename T>
+std::string observe_vector(std::vector<T>& got) {
+  static_assert(std::is_trivially_copyable_v<T>, "observe_vector() writes outputs as raw bytes");
+  std::vector<std::byte> judged;
+  std::string missing =
+      evidence::observe_bytes(got.data(), got.size(), sizeof(T), evidence::type_name<T>(), judged, /*any_count=*/true);
+  if (missing.empty() && evidence::mode() == evidence::Mode::judge) {
+    got.resize(judged.size() / sizeof(T));
+    if (!judged.empty()) std::memcpy(got.data(), judged.data(), judged.size());
+  }
+  return missing;
+}
+
+}  // namespace cudalabs

@@ -1,0 +1,183 @@
+#include "cudalabs/evidence.hpp"
+
+#include <cctype>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <tuple>
+
+#include "cudalabs/error.hpp"
+
+namespace cudalabs::evidence {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct State {
+  Mode mode = Mode::off;
+  fs::path dir;
+  bool in_scope = false;
+  std::string scope_key;     // "variant@size@step#occurrence"
+  std::string scope_base;    // "variant@size": the steps of one record share outputs
+  std::size_t in_scope_count = 0;
+  std::size_t total = 0;     // observations made so far
+  std::size_t unscoped = 0;  // observations made outside any Scope (a lab's own record)
+  std::map<std::string, int> occurrences;
+  // Record: the last output written for (variant@size, order): a repeated step
+  // that left the same bytes is a hard link, not a second copy (a 256 MB
+  // transpose is written once for its first, repeated and timed runs).
+  std::map<std::pair<std::string, std::size_t>, std::tuple<std::uint64_t, std::size_t, fs::path>> written;
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+// File names keep letters, digits and . _ = -; anything else is ~XX (hex), so
+// "name[block=256]" or "m=1 n=2" are names a shell need not quote.
+std::string safe(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '.' || c == '_' || c == '=' || c == '-') {
+      out += static_cast<char>(c);
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "~%02X", c);
+      out += hex;
+    }
+  }
+  return out;
+}
+
+// 64-bit FNV-1a over 8-byte words: enough to tell two outputs of one check
+// apart (only the program's own earlier output is compared), at memory speed.
+std::uint64_t digest(const void* data, std::size_t bytes) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  std::uint64_t h = 1469598103934665603ull;
+  std::size_t i = 0;
+  for (; i + 8 <= bytes; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    h = (h ^ w) * 1099511628211ull;
+  }
+  for (; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+std::string header(const char* type, std::size_t count, std::size_t elem_size) {
+  return "cudalabs evidence 1 " + std::string(type) + " " + std::to_string(count) + " " + std::to_string(elem_size) + "\n";
+}
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+using File = std::unique_ptr<std::FILE, FileCloser>;
+
+void write_output(const fs::path& path, const std::string& head, const void* data, std::size_t bytes) {
+  File f(std::fopen(path.c_str(), "wb"));
+  if (!f || std::fwrite(head.data(), 1, head.size(), f.get()) != head.size() ||
+      (bytes > 0 && std::fwrite(data, 1, bytes, f.get()) != bytes))
+    throw std::runtime_error("--evidence: cannot write " + path.string() + " (disk full, or the folder is not writable)");
+}
+
+// Judge: the graded program's bytes for this observation, or why there are none.
+// `count` elements of `type` are expected, or any number with `any_count`
+// (the file's size must then say the same as its header).
+std::string read_output(const fs::path& path, const char* type, std::size_t count, std::size_t elem_size, bool any_count,
+                        std::vector<std::byte>& out) {
+  File f(std::fopen(path.c_str(), "rb"));
+  if (!f)
+    return "the graded program left no output for this check (it stopped before it, or never made it): judged as failed";
+  char line[128] = {};
+  const bool have_line = std::fgets(line, sizeof line, f.get()) != nullptr;
+  char got_type[16] = {};
+  unsigned long long got_count = 0, got_elem = 0;
+  const bool parsed = have_line && std::sscanf(line, "cudalabs evidence 1 %15s %llu %llu", got_type, &got_count, &got_elem) == 3;
+  if (!parsed || std::string(got_type) != type || got_elem != elem_size || (!any_count && got_count != count)) {
+    std::string said(line);
+    if (!said.empty() && said.back() == '\n') said.pop_back();
+    return "the graded program's output for this check is not what the check compares (it holds \"" + said +
+           "\"; the check compares " + (any_count ? std::string("elements") : std::to_string(count) + " elements") +
+           " of " + type + "): judged as failed";
+  }
+  std::error_code ec;
+  const auto file_bytes = fs::file_size(path, ec);
+  const std::size_t bytes = static_cast<std::size_t>(got_count) * elem_size;
+  if (ec || file_bytes != std::strlen(line) + bytes)
+    return "the graded program's output for this check is cut short or too long: judged as failed";
+  out.resize(bytes);
+  if (bytes > 0 && std::fread(out.data(), 1, bytes, f.get()) != bytes)
+    return "the graded program's output for this check is cut short: judged as failed";
+  return "";
+}
+
+}  // namespace
+
+void configure(Mode mode, const std::string& dir) {
+  State& s = state();
+  s = State{};
+  s.mode = mode;
+  if (mode == Mode::off) return;
+  s.dir = dir;
+  std::error_code ec;
+  if (mode == Mode::record) {
+    fs::create_directories(s.dir, ec);
+    if (ec || !fs::is_directory(s.dir))
+      throw UsageError("--evidence " + dir + ": cannot create the folder (" + ec.message() + "). Name a writable folder.");
+  } else if (!fs::is_directory(s.dir, ec)) {
+    throw UsageError("--judge " + dir + ": no such folder. Name the folder a graded program wrote with --evidence.");
+  }
+}
+
+Mode mode() { return state().mode; }
+
+Scope::Scope(const std::string& variant, const std::string& size, const std::string& step) {
+  State& s = state();
+  observed_at_start_ = s.total;
+  s.in_scope = true;
+  s.scope_base = safe(variant) + "@" + safe(size);
+  const std::string key = s.scope_base + "@" + step;
+  s.scope_key = key + "#" + std::to_string(s.occurrences[key]++);
+  s.in_scope_count = 0;
+}
+
+Scope::~Scope() { state().in_scope = false; }
+
+std::size_t Scope::observations() const { return state().total - observed_at_start_; }
+
+std::string observe_bytes(const void* data, std::size_t count, std::size_t elem_size, const char* type,
+                          std::vector<std::byte>& judged, bool any_count) {
+  State& s = state();
+  if (s.mode == Mode::off) return "";
+  const std::size_t order = s.in_scope ? s.in_scope_count++ : s.unscoped++;
+  const std::string name = (s.in_scope ? s.scope_key : std::string("unscoped")) + "." + std::to_string(order) + ".bin";
+  const fs::path path = s.dir / name;
+  const std::string head = header(type, count, elem_size);
+  const std::size_t bytes = count * elem_size;
+  ++s.total;
+  if (s.mode == Mode::judge) return read_output(path, type, count, elem_size, any_count, judged);
+
+  const std::uint64_t h = digest(data, bytes) ^ digest(head.data(), head.size());
+  if (s.in_scope) {
+    const auto key = std::make_pair(s.scope_base, order);
+    if (auto it = s.written.find(key); it != s.written.end()) {
+      const auto& [old_hash, old_bytes, old_path] = it->second;
+      std::error_code ec;
+      if (old_hash == h && old_bytes == bytes) {
+        fs::create_hard_link(old_path, path, ec);
+        if (!ec) return "";
+      }
+    }
+    s.written[key] = {h, bytes, path};
+  }
+  write_output(path, head, data, bytes);
+  return "";
+}
+
+}  // namespace cudalabs::evidence
