@@ -84,8 +84,11 @@ CheckResult Recorder::checked_run(const Measurement& m, GpuWork* work, const cha
   if (m.poison) m.poison(s);
   if (m.reset) m.reset(s);
   GpuWorkTrace trace;
+  // The stream contract (stream_contract.cu) holds a kernel variant's traced run.
+  const bool contract = work && m.expect == Expect::kernels;
   if (work) {
     synchronize();
+    if (contract) hold_default_stream();
     trace.start();
   }
   try {
@@ -95,12 +98,18 @@ CheckResult Recorder::checked_run(const Measurement& m, GpuWork* work, const cha
     // the next variant's trace counts this variant's neighbours' work.
     if (work) {
       trace.stop_api();
+      if (contract) release_default_stream();
       synchronize();
       trace.stop();
     }
     throw;
   }
   if (work) trace.stop_api();
+  if (contract) {
+    trace.mark_end();
+    mark_end_of_run();
+    release_default_stream();
+  }
   synchronize();
   if (work) *work = trace.stop();
   return scoped_check(m, step);
@@ -123,7 +132,8 @@ const Record& Recorder::measure(const Measurement& m) {
   r.judge = judging();
   // 1. First run, traced: right, and computed by the GPU. A judge runs the
   //    course's own kernels: only the graded program's trace says what its ran.
-  const bool traced = m.expect == Expect::kernels && !host && !judging();
+  //    A copy lesson's round trip is traced too, for its kernel (host clock or not).
+  const bool traced = !judging() && ((m.expect == Expect::kernels && !host) || m.expect == Expect::kernels_and_copies);
   bool ok = true;
   try {
     r.check = checked_run(m, traced ? &r.gpu_work : nullptr, "first");
@@ -134,6 +144,7 @@ const Record& Recorder::measure(const Measurement& m) {
     r.check.passed = false;
     ok = false;
   }
+  r.gpu_work.copies_allowed = m.expect == Expect::kernels_and_copies;
   if (judging())
     r.gpu_work.not_traced_why = "a judge: the graded program's own record holds its trace";
   else if (!traced)

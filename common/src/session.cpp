@@ -6,6 +6,7 @@
 
 #include "cudalabs/lab.hpp"
 #include "cudalabs/monitor.hpp"
+#include "cudalabs/stream_contract.hpp"
 
 namespace cudalabs {
 
@@ -40,6 +41,19 @@ void Session::time(const Measurement& m, Record& r) {
 }
 
 void Session::synchronize() { CUDALABS_CHECK(cudaDeviceSynchronize()); }
+
+void Session::hold_default_stream() {
+  if (!contract_) contract_ = std::make_unique<StreamContract>();
+  contract_->hold();
+}
+
+void Session::mark_end_of_run() {
+  if (contract_) contract_->mark_and_wait(stream());
+}
+
+void Session::release_default_stream() {
+  if (contract_) contract_->release();
+}
 
 double Session::copy_gbps() { return Ceilings::copy_gbps(); }
 

@@ -26,6 +26,7 @@ namespace cudalabs {
 
 std::string GpuWork::problem() const {
   if (!traced) return "";
+  if (copies_allowed) return kernels == 0 ? "launched no kernel: the result was not computed on the GPU" : "";
   if (copies_to_host > 0 && copies_to_device > 0)
     return "copied data to the host (" + std::to_string(copies_to_host) + " copies) and back (" +
            std::to_string(copies_to_device) + ") during its run: the answer must be computed on the GPU";
@@ -36,6 +37,11 @@ std::string GpuWork::problem() const {
     return "waited for the GPU inside its launcher (" + std::to_string(host_syncs) +
            " host synchronisations): a launcher only enqueues work";
   if (kernels == 0) return "launched no kernel: the result was not computed by this run";
+  if (unjoined > 0)
+    return "left work running after the stream it was given had finished (" + unjoined_what + (unjoined > 1 ? " and " + std::to_string(unjoined - 1) + " more" : "") +
+           "): it was put on another stream (the default stream, or one of the launcher's own) and never joined "
+           "back. Launch on the stream you are given, or make it wait for the side stream (cudaEventRecord, "
+           "cudaStreamWaitEvent) before returning";
   return "";
 }
 
@@ -71,7 +77,43 @@ struct MemcpyPrefix {
   CUpti_ActivityKind kind;
   std::uint8_t copy_kind, src_kind, dst_kind, flags;
   std::uint64_t bytes;
+  std::uint64_t start, end;
+  std::uint32_t device, context, stream, correlation;
 };
+
+// ... every CUpti_ActivityMemset (4 in CUDA 12 and 13).
+struct MemsetPrefix {
+  CUpti_ActivityKind kind;
+  std::uint32_t value;
+  std::uint64_t bytes;
+  std::uint64_t start, end;
+  std::uint32_t device, context, stream, correlation;
+};
+
+// ... every CUpti_ActivityKernel from 4 (CUDA 9) to 10 (CUDA 13).
+struct KernelPrefix {
+  CUpti_ActivityKind kind;
+  std::uint8_t cache_config, shared_memory_config;
+  std::uint16_t registers_per_thread;
+  std::int32_t partitioned_requested, partitioned_executed;
+  std::uint64_t start, end, completed;
+  std::uint32_t device, context, stream;
+  std::int32_t grid[3], block[3], static_shared, dynamic_shared;
+  std::uint32_t local_per_thread, local_total, correlation;
+  std::int64_t grid_id;
+  const char* name;
+};
+
+// What ran on the GPU during a trace, for the stream contract.
+struct Activity {
+  std::string what;  // "kernel foo", "a copy to the host", "a memset"
+  std::uint64_t start = 0, end = 0;
+  std::uint32_t correlation = 0;
+  bool memset_async_marker_candidate = false;
+};
+std::vector<Activity> g_activities;
+bool g_marker_armed = false;
+std::uint32_t g_marker_correlation = 0;
 
 void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
   constexpr std::size_t bytes = 1 << 20;
@@ -105,9 +147,20 @@ void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, s
     while (cupti().next_record(buffer, valid, &record) == CUPTI_SUCCESS) {
       switch (record->kind) {
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-        case CUPTI_ACTIVITY_KIND_KERNEL:
+        case CUPTI_ACTIVITY_KIND_KERNEL: {
+          const auto* k = reinterpret_cast<const KernelPrefix*>(record);
+          // The harness's own hold on the default stream (stream_contract.cu)
+          // is launched before the trace starts; should CUPTI report it, it is not the run's.
+          if (k->name && std::strstr(k->name, "cudalabs_hold_default_stream")) break;
           ++g_work.kernels;
+          g_activities.push_back({std::string("kernel ") + (k->name ? k->name : "?"), k->start, k->end, k->correlation});
           break;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMSET: {
+          const auto* m = reinterpret_cast<const MemsetPrefix*>(record);
+          g_activities.push_back({"a memset of " + std::to_string(m->bytes) + " bytes", m->start, m->end, m->correlation, true});
+          break;
+        }
         case CUPTI_ACTIVITY_KIND_MEMCPY: {
           const auto* m = reinterpret_cast<const MemcpyPrefix*>(record);
           if (m->copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH || m->copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_ATOH) {
@@ -117,11 +170,17 @@ void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, s
             ++g_work.copies_to_device;
             g_work.bytes_to_device += static_cast<double>(m->bytes);
           }
+          g_activities.push_back({"a copy of " + std::to_string(m->bytes) + " bytes", m->start, m->end, m->correlation});
           break;
         }
         case CUPTI_ACTIVITY_KIND_RUNTIME: {
           const auto* api = reinterpret_cast<const CUpti_ActivityAPI*>(record);
           if (g_counting_api && is_host_sync(api->cbid)) ++g_work.host_syncs;
+          // The first cudaMemsetAsync after mark_end() is the harness's marker.
+          if (g_marker_armed && g_marker_correlation == 0 &&
+              (api->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020 ||
+               api->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000))
+            g_marker_correlation = api->correlationId;
           break;
         }
         default:
@@ -177,7 +236,21 @@ const Cupti& cupti() {
 }
 
 constexpr CUpti_ActivityKind traced_kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                                               CUPTI_ACTIVITY_KIND_RUNTIME};
+                                               CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME};
+
+// The stream contract: everything the run issued ended before the marker on
+// its stream started. Called with g_mutex held, after the last flush.
+void judge_stream_contract(GpuWork& w) {
+  const Activity* marker = nullptr;
+  for (const auto& a : g_activities)
+    if (a.memset_async_marker_candidate && g_marker_correlation != 0 && a.correlation == g_marker_correlation) marker = &a;
+  if (!marker) return;
+  w.end_marked = true;
+  for (const auto& a : g_activities) {
+    if (&a == marker || a.end <= marker->start) continue;
+    if (w.unjoined++ == 0) w.unjoined_what = a.what;
+  }
+}
 
 }  // namespace
 
@@ -193,6 +266,9 @@ void GpuWorkTrace::start() {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_work = GpuWork{};
     g_counting_api = true;
+    g_activities.clear();
+    g_marker_armed = false;
+    g_marker_correlation = 0;
   }
   active_ = true;
   for (auto kind : traced_kinds) {
@@ -211,6 +287,12 @@ void GpuWorkTrace::stop_api() {
   g_counting_api = false;
 }
 
+void GpuWorkTrace::mark_end() {
+  if (!active_) return;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_marker_armed = true;
+}
+
 GpuWork GpuWorkTrace::stop() {
   std::string why;
   if (!active_) {
@@ -224,6 +306,9 @@ GpuWork GpuWorkTrace::stop() {
   std::lock_guard<std::mutex> lock(g_mutex);
   GpuWork w = g_work;
   w.traced = true;
+  judge_stream_contract(w);
+  g_activities.clear();
+  g_marker_armed = false;
   return w;
 }
 
@@ -235,6 +320,7 @@ bool GpuWorkTrace::available(std::string* why_not) {
 }
 void GpuWorkTrace::start() {}
 void GpuWorkTrace::stop_api() {}
+void GpuWorkTrace::mark_end() {}
 GpuWork GpuWorkTrace::stop() {
   GpuWork w;
   available(&w.not_traced_why);

@@ -181,7 +181,7 @@ int main(int argc, char** argv) {
                      .check = [&] { return cudalabs::check_close({host.c, static_cast<std::size_t>(n)}, expected, add_tol); },
                      .poison = [&](cudaStream_t st) { std::fill(host.c, host.c + n, NAN); poison_inputs(st); d_c.poison(st); },
                      .new_inputs = make_inputs,
-                     .expect = cudalabs::Expect::copies,
+                     .expect = cudalabs::Expect::kernels_and_copies,
                      .ceiling = cudalabs::CeilingKind::none,
                      .clock = clock});
       }

@@ -325,7 +325,7 @@ int main(int argc, char** argv) {
         m.size = point;
         m.work = {.bytes = round_trip_bytes};
         m.new_inputs = make_inputs;
-        m.expect = cudalabs::Expect::copies;
+        m.expect = cudalabs::Expect::kernels_and_copies;
         m.extra = {{"streams", static_cast<double>(workers)},
                    {"chunks", static_cast<double>(pieces)},
                    {"copy_engines", static_cast<double>(engines)}};

@@ -245,7 +245,7 @@ cudalabs::Measurement end_to_end(const std::string& variant, const cudalabs::Poi
   cudalabs::Measurement m{.variant = variant,
                           .size = point,
                           .work = {.bytes = pcie_bytes, .flops = flops},
-                          .expect = cudalabs::Expect::copies,
+                          .expect = cudalabs::Expect::kernels_and_copies,
                           .resources = resources,
                           .ceiling = cudalabs::CeilingKind::none,
                           .clock = cudalabs::Clock::host};

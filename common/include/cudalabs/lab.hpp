@@ -54,9 +54,12 @@ enum class Clock {
 // What a variant's run must issue onto the GPU, verified on its first checked
 // run by tracing (CUPTI, where the toolkit has it).
 enum class Expect {
-  kernels,  // at least one kernel and no copy between host and device: the default
-  copies,   // host<->device copies are the lesson (labs 03, 08, 23): not held to the rule
-  host,     // CPU code (Clock::host): nothing to trace
+  kernels,             // at least one kernel, no copy between host and device, all of it
+                       // on the stream it was given (or joined back to it): the default
+  kernels_and_copies,  // a round trip of a copy lesson (labs 03, 05, 08, 23, 28): copies
+                       // are the lesson, but the answer must come from a kernel
+  copies,              // only copies are the work (an upload, a peer copy): not held to the rule
+  host,                // CPU code (Clock::host): nothing to trace
 };
 
 struct Measurement {
@@ -120,6 +123,13 @@ class Recorder {
   // around it: the clocks), then wait for the device.
   virtual void time(const Measurement& m, Record& r) = 0;
   virtual void synchronize() = 0;  // wait for the whole device
+  // The stream contract around a traced run of Expect::kernels (stream_contract.cu):
+  // hold the legacy default stream; after the run, put the marker on the work
+  // stream and wait for it alone; release. A session without them (lab 19's
+  // driver API) traces without the contract.
+  virtual void hold_default_stream() {}
+  virtual void mark_end_of_run() {}
+  virtual void release_default_stream() {}
   // The device-to-device copy bandwidth (GB/s read + written), measured once:
   // the ceiling of CeilingKind::copy_bandwidth rows.
   virtual double copy_gbps() = 0;
@@ -149,6 +159,8 @@ class Recorder {
 
 // A lab's session on the CUDA runtime: its stream, the runtime's
 // synchronisation and event timing, the clocks read around the timing.
+class StreamContract;
+
 class Session : public Recorder {
  public:
   Session(const LabSpec& spec, Options options, const DeviceInfo& device);
@@ -157,6 +169,10 @@ class Session : public Recorder {
 
  private:
   Stream stream_;
+  std::unique_ptr<StreamContract> contract_;  // made at the first traced run
+  void hold_default_stream() override;
+  void mark_end_of_run() override;
+  void release_default_stream() override;
   cudaStream_t work_stream() const override { return stream(); }
   void time(const Measurement& m, Record& r) override;
   void synchronize() override;

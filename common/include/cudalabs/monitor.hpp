@@ -26,6 +26,14 @@ struct GpuWork {
   int copies_to_host = 0, copies_to_device = 0;
   double bytes_to_host = 0, bytes_to_device = 0;
   int host_syncs = 0;  // cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize, synchronous cudaMemcpy ...
+  // The stream contract (GpuWorkTrace::mark_end): kernels, copies and memsets of
+  // the run still running when the work on the stream it was given had ended.
+  bool end_marked = false;
+  int unjoined = 0;
+  std::string unjoined_what;  // the first of them, in words
+  // Host<->device copies are the lesson (Expect::kernels_and_copies): they and
+  // the synchronisations they make are not held against the run.
+  bool copies_allowed = false;
 
   // Why this run did not do its work on the GPU ("" when it did, or was not traced).
   std::string problem() const;
@@ -42,6 +50,12 @@ class GpuWorkTrace {
   static bool available(std::string* why_not = nullptr);
   void start();
   void stop_api();  // end counting host synchronisations (before the harness's own)
+  // After stop_api, the harness's marker on the stream the run was given (a
+  // 4-byte memset, made by the caller right after this call): whatever the run
+  // issued must have finished before the marker starts, or it ran on another
+  // stream that was never joined back. (The caller holds the legacy default
+  // stream meanwhile, so work put there, or on a blocking stream, shows.)
+  void mark_end();
   GpuWork stop();   // after the run's work completed: flush and count
 
  private:
