@@ -66,20 +66,23 @@ run:
 	$(MAKE) --no-print-directory configure && meson compile -C $(BUILD) "labs/$$lab/$$lab" || exit $$?; \
 	echo "$(BUILD)/labs/$$lab/$$lab $(ARGS)"; exec "$(BUILD)/labs/$$lab/$$lab" $(ARGS)
 
-# make grade [SUBMISSION=dir] [SANITIZE=0|1] [SEED=n] [LABS=02,04] [ARCH=9.0]
+# make grade [SUBMISSION=dir [NO_SANDBOX=1]] [SANITIZE=0|1] [SEED=n] [LABS=02,04] [ARCH=9.0]
 # SANITIZE=0 passes --no-sanitize, SANITIZE=1 --sanitize; unset, tools/grade.py decides.
 # Without a GPU: one line, "grade: skipped: ...", before anything is built, and
 # make exits 0 (make itself can only exit 0 or 2, and a skip is no error);
-# tools/grade.py run directly exits 77 there. A submission is built apart (the
-# course build is not needed).
+# tools/grade.py run directly exits 77 there. A submission is built apart, in the
+# sandbox; the course's own build is its judge, so it is built too. NO_SANDBOX=1
+# passes --no-sandbox (warned on every run, recorded in results.json).
+NO_SANDBOX ?=
 GRADE_ARGS = --build $(BUILD) $(if $(SUBMISSION),--submission $(SUBMISSION)) \
   $(if $(filter 0,$(SANITIZE)),--no-sanitize,$(if $(SANITIZE),--sanitize)) \
-  $(if $(SEED),--seed $(SEED)) $(if $(LABS),--labs $(LABS)) $(if $(ARCH),--arch $(ARCH))
+  $(if $(SEED),--seed $(SEED)) $(if $(LABS),--labs $(LABS)) $(if $(ARCH),--arch $(ARCH)) \
+  $(if $(filter 1 yes,$(NO_SANDBOX)),--no-sandbox)
 grade:
 	@python3 tools/grade.py --preflight $(GRADE_ARGS); status=$$?; \
 	[ $$status -ne 77 ] || exit 0; [ $$status -eq 0 ] || exit $$status; \
 	tools/ensure_deps.sh build $(BUILD) && \
-	$(if $(SUBMISSION),true,$(MAKE) --no-print-directory build) && \
+	$(MAKE) --no-print-directory build && \
 	echo "python3 tools/grade.py $(strip $(GRADE_ARGS))" && python3 tools/grade.py $(GRADE_ARGS)
 
 # make grade-class SUBMISSIONS=dir [SLURM=1 [PARTITION=p] [ACCOUNT=a] [TIME=01:00:00] [CPUS_PER_TASK=2]] [NOGPU=1]

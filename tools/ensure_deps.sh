@@ -3,7 +3,8 @@
 # missing ones from the distribution's packages (as root, or through sudo).
 # When it cannot install, it prints the exact command to run and exits 1.
 #   ensure_deps.sh build [BUILD]  Python >= 3.10, Meson >= 1.0.1, Ninja, g++, nvcc >= 12.0,
-#                                 CLI11, nlohmann-json (and tomli on Python 3.10)
+#                                 CLI11, nlohmann-json (and tomli on Python 3.10), bubblewrap
+#                                 (the grader's sandbox; only as root or through sudo)
 #   ensure_deps.sh test [BUILD]   build + GoogleTest + gnuplot (the plots test)
 #   ensure_deps.sh plots          gnuplot (and tomli on Python 3.10)
 #   ensure_deps.sh all [BUILD]    everything above
@@ -60,6 +61,9 @@ case $need in build|test|all)
   have ninja || ! can_install || missing="$missing ninja-build"
   [ -f /usr/include/CLI/CLI.hpp ] || missing="$missing libcli11-dev"
   [ -f /usr/include/nlohmann/json.hpp ] || missing="$missing nlohmann-json3-dev"
+  # bwrap: the grader's sandbox (tools/grader/sandbox.py). Without root it is not
+  # asked for: the grader says how to get it, and building needs none.
+  have bwrap || [ -n "$CUDALABS_BWRAP" ] || ! can_install || missing="$missing bubblewrap"
 esac
 case $need in build|test|plots|all)
   # tools/grade.py (and make_plots.py, through it) reads TOML with tomllib (3.11+) or, on 3.10, tomli.

@@ -68,11 +68,13 @@ except ImportError:  # Python 3.10 (Ubuntu 22.04): the same parser as the tomli 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import records_to_csv  # noqa: E402  (tools/records_to_csv.py)
+from grader import audit, judge, sandbox, sources  # noqa: E402  (tools/grader/)
+from grader import draws  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 METRICS = ("auto", "vs_baseline", "pct_of_ceiling")
 SETTINGS = {"correctness", "performance", "variant", "metric", "threshold", "check_args", "timeout_s",
-            "student_files", "sanitize_args", "exercise_variants"}
+            "student_files", "sanitize_args", "exercise_variants", "draw"}
 SANITIZERS = ("memcheck", "racecheck", "synccheck", "initcheck")
 NOT_RUN = "not run: no GPU"  # --build-only: a lab that built, its GPU steps not run
 
@@ -139,7 +141,7 @@ def load_config(path, labs):
         raise GradeError(f"{path}: {e}") from None
     defaults = {"correctness": 6, "performance": 4, "variant": "best", "metric": "auto",
                 "threshold": 0.5, "check_args": [], "timeout_s": 600, "student_files": [], "sanitize_args": [],
-                "exercise_variants": []}
+                "exercise_variants": [], "draw": {}}
     unknown_top = set(raw) - {"defaults", "labs"}
     if unknown_top:
         raise GradeError(f"{path}: unknown section(s) {sorted(unknown_top)}; expected [defaults] and [labs.NAME]")
@@ -156,6 +158,14 @@ def check_settings(path, where, table):
         bad = None
         if key not in SETTINGS:
             bad = f"unknown key; the keys are {', '.join(sorted(SETTINGS))}"
+        elif key == "draw":
+            if where == "defaults":
+                bad = "belongs to a lab: each lab declares the space of its own sizes and flags ([labs.NAME.draw])"
+            else:
+                try:
+                    draws.validate(f"{path}: [{where}.draw]", value)
+                except ValueError as e:
+                    raise GradeError(str(e)) from None
         elif key in ("correctness", "performance", "timeout_s"):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 bad = "must be a number >= 0"
@@ -193,6 +203,39 @@ class Run:
     seconds: float = 0.0
     timeout: float = None
     timed_out: bool = False
+
+
+@dataclass
+class Untrusted:
+    """How a submission's code is run: in the sandbox (tools/grader/sandbox.py)
+    unless --no-sandbox, reading the course tree and its own build, writing only
+    its run's folder. None for the course's own tree (trusted: no sandbox)."""
+    sandboxed: bool
+    readable: list
+
+    def warn(self):
+        if not self.sandboxed:
+            print("grade: WARNING: --no-sandbox: the submission's code runs with the grader's rights "
+                  "(it can read and write anything this user can)", file=sys.stderr, flush=True)
+
+
+def run_untrusted(what, cmd, timeout, log, untrusted, writable, limits=None):
+    """Runs a submission's command in the sandbox (or, --no-sandbox, directly with
+    the same limits): a Run as run() gives, with the sandbox's reason when it
+    killed it (time, memory, processes)."""
+    untrusted.warn()
+    limits = limits or sandbox.Limits()
+    limits.wall_s = timeout
+    for folder in writable:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+    res = sandbox.run(cmd, writable=writable, readable=untrusted.readable + sandbox.python_paths(), gpu=True,
+                      limits=limits, enabled=untrusted.sandboxed)
+    output = res.output + (f"\n[sandbox: {res.killed_why}]" if res.killed_why else "")
+    r = Run(what, cmd, res.rc, output, res.seconds, timeout, res.timed_out)
+    log.write(f"$ {' '.join(map(str, cmd))}\n{'(sandboxed) ' if untrusted.sandboxed else '(NOT sandboxed) '}"
+              f"{r.output}\n[exit {r.rc}, {r.seconds:.1f} s]\n\n")
+    log.flush()
+    return r
 
 
 def run(what, cmd, timeout, log):
@@ -261,7 +304,7 @@ class LabResult:
 
     @property
     def graded(self):
-        return self.status in ("graded", "does not build")
+        return self.status in ("graded", "does not build")  # "not graded here", "skipped", "not built": no score
 
     @property
     def lab_wide(self):
@@ -364,11 +407,18 @@ def blames_variants(r, records):
     return not r.timed_out and r.rc == 1 and any(not x.get("passed", False) for x in records)
 
 
-def correctness_runs(lab, cfg):
-    """(label, args) of every correctness run: --quick, the lab's named test runs, check_args."""
+def correctness_runs(lab, cfg, seed=0):
+    """(label, args) of every correctness run: --quick, the lab's named test runs,
+    check_args, the lab's sanitizer size, and the runs drawn from its declared space
+    of sizes and parameters (tools/grader/draws.py: new ones for every seed)."""
     runs = [("--quick", ["--quick"])]
     runs += [(label, a) for label, a in edge_runs(ROOT, lab)]
     runs += [(" ".join(a), a) for a in cfg["check_args"]]
+    if cfg["sanitize_args"]:
+        # The sanitizer's verdict is compute-sanitizer's; the outputs at its size are judged here.
+        runs.append((" ".join(cfg["sanitize_args"]), list(cfg["sanitize_args"])))
+    if cfg.get("draw"):
+        runs += draws.drawn_runs(lab, cfg["draw"], seed)
     return runs
 
 
@@ -378,21 +428,54 @@ def sanitizer_runs(cfg):
     return [(tool, a) for tool in SANITIZERS for a in sizes]
 
 
-def check_lab(lab, prog, cfg, seed, args, out, first=False):
+def judged_run(what, prog, extra, seed, timeout, log, out, lab, index, untrusted, judge_prog):
+    """One run of a lab: (Run, its records). The course's own tree: the program's
+    records. A submission: its program in the sandbox leaves evidence, the
+    course's build of the lab judges it (tools/grader/judge.py), and the records
+    are the judge's verdicts with the graded program's times."""
+    here = out / "runs" / lab / str(index)
+    shutil.rmtree(here, ignore_errors=True)
+    here.mkdir(parents=True)
+    graded_json = here / "records.jsonl"
+    if untrusted is None:
+        r = run(what, [str(prog)] + extra + ["--seed", str(seed), "--json", str(graded_json)], timeout, log)
+        return r, read_new_records(graded_json, 0)[0]
+    evidence = here / "evidence"
+    cmd = [str(prog)] + extra + ["--seed", str(seed), "--json", str(graded_json), "--evidence", str(evidence)]
+    r = run_untrusted(what, cmd, timeout, log, untrusted, writable=[here])
+    graded = read_new_records(graded_json, 0)[0]
+    if r.rc == 77 or r.timed_out:
+        shutil.rmtree(evidence, ignore_errors=True)
+        return r, graded
+    evidence.mkdir(exist_ok=True)  # a program that wrote nothing is judged on nothing
+    judged_json = here / "judge.jsonl"
+    j = run(what + " (judged)", [str(judge_prog)] + extra + ["--seed", str(seed), "--json", str(judged_json),
+                                                              "--judge", str(evidence)], timeout, log)
+    shutil.rmtree(evidence, ignore_errors=True)
+    judged = read_new_records(judged_json, 0)[0]
+    if j.rc not in (0, 1) or not judged:
+        # The judge is the course's own build: it cannot fail but by a broken
+        # course build or machine. Nothing is judged: the run fails.
+        r.rc = r.rc if r.rc not in (0, 1) else 3
+        r.output += f"\n[the judge could not judge this run: exit {j.rc}]\n{tail(j.output, 8)}"
+        return r, [dict(x, passed=False, failure="not judged: the course's judge failed") for x in graded]
+    if r.rc in (0, 1):
+        # The graded program's exit code says nothing by itself: the verdict is the judge's.
+        r.rc = 0 if all(x.get("passed") for x in judge.merge(graded, judged)) else 1
+    return r, judge.merge(graded, judged)
+
+
+def check_lab(lab, prog, cfg, seed, args, out, first=False, untrusted=None, judge_prog=None):
     """The correctness runs of one lab; safe to run beside other labs'.
-    Raises NoGpu when the first lab's first run finds no device (exit 77, no records)."""
+    Raises NoGpu when the first lab's first run finds no device (exit 77, no records).
+    With `untrusted` (a submission), every run is sandboxed and judged (judged_run)."""
     result = LabResult(lab, cfg)
     start = time.monotonic()
     timeout = cfg["timeout_s"] or None
-    records_path = out / "parts" / f"{lab}.check.jsonl"
-    records_path.parent.mkdir(exist_ok=True)
-    records_path.write_text("")
-    offset = 0
     with open(out / "logs" / f"{lab}.txt", "w") as log:
-        for label, extra in correctness_runs(lab, cfg):
-            cmd = [str(prog)] + extra + ["--check-only", "--seed", str(seed), "--json", str(records_path)]
-            r = run(f"check {label}", cmd, timeout, log)
-            new, offset = read_new_records(records_path, offset)
+        for index, (label, extra) in enumerate(correctness_runs(lab, cfg, seed)):
+            r, new = judged_run(f"check {label}", prog, extra + ["--check-only"], seed, timeout, log, out, lab,
+                                f"check{index}", untrusted, judge_prog)
             result.records += new
             if r.rc == 77:
                 said = tail(r.output, 1).removeprefix(f"{lab}: ").removeprefix("skipped: ")
@@ -409,13 +492,19 @@ def check_lab(lab, prog, cfg, seed, args, out, first=False):
     return result
 
 
-def sanitize_one(lab, prog, cfg, seed, tool, extra, out, index):
+def sanitize_one(lab, prog, cfg, seed, tool, extra, out, index, untrusted=None):
     """One compute-sanitizer run; its own log file, so runs of one lab can go in
-    parallel. Returns (seconds, report or None)."""
+    parallel. Returns (seconds, report or None). The verdict is compute-sanitizer's
+    exit code (--error-exitcode), never the lab program's word: a submission's
+    program runs as its child, in the sandbox."""
     timeout = cfg["timeout_s"] or None
     cmd = ["sh", str(ROOT / "tests" / "sanitize.sh"), tool, str(prog)] + extra + ["--seed", str(seed)]
     with open(out / "logs" / f"{lab}.sanitize-{index}-{tool}.txt", "w") as log:
-        r = run(f"compute-sanitizer {tool} {' '.join(extra)}", cmd, timeout, log)
+        what = f"compute-sanitizer {tool} {' '.join(extra)}"
+        if untrusted is None:
+            r = run(what, cmd, timeout, log)
+        else:
+            r = run_untrusted(what, cmd, timeout, log, untrusted, writable=[out / "runs" / lab / f"sanitize{index}"])
     if r.timed_out:
         return r.seconds, f"compute-sanitizer {tool} ({' '.join(extra)}): did not finish in {timeout:g} s"
     if r.rc not in (0, 77):
@@ -425,7 +514,7 @@ def sanitize_one(lab, prog, cfg, seed, tool, extra, out, index):
     return r.seconds, None
 
 
-def sanitize_labs(results, build, seed, args, out, pool):
+def sanitize_labs(results, build, seed, args, out, pool, untrusted=None):
     """Every sanitizer run of every lab that passed its correctness runs, each run a
     task of its own: the longest single run, not a lab's sum, bounds the time."""
     jobs, tasks = {}, []
@@ -445,7 +534,7 @@ def sanitize_labs(results, build, seed, args, out, pool):
     # H100, where memcheck takes 3 s); queued last, they would run alone at the end.
     tasks.sort(key=lambda t: t[4] != "racecheck")
     for lab, index, prog, cfg, tool, extra in tasks:
-        jobs[(lab, index)] = pool.submit(sanitize_one, lab, prog, cfg, seed, tool, extra, out, index)
+        jobs[(lab, index)] = pool.submit(sanitize_one, lab, prog, cfg, seed, tool, extra, out, index, untrusted)
     by_lab = {res.lab: res for res in results}
     reports = {}
     for (lab, index), future in sorted(jobs.items()):
@@ -459,26 +548,25 @@ def sanitize_labs(results, build, seed, args, out, pool):
         by_lab[lab].problems += found
 
 
-def benchmark_lab(result, prog, seed, args, out):
+def benchmark_lab(result, prog, seed, args, out, untrusted=None, judge_prog=None):
     """The benchmark run of one checked lab, alone on the GPU; run again once when
-    a record says the GPU throttled (thermal or hardware slowdown)."""
+    a record says the GPU throttled (thermal or hardware slowdown). A submission's
+    is sandboxed and judged: the judge checks the output its timed runs left."""
     cfg, lab = result.cfg, result.lab
     timeout = cfg["timeout_s"] or None
     start = time.monotonic()
     with open(out / "logs" / f"{lab}.txt", "a") as log:
         for attempt in (1, 2):
-            records_path = out / "parts" / f"{lab}.bench{attempt}.jsonl"
-            records_path.write_text("")
             # --largest: only the size the grader judges (the largest point) is
             # timed; the smaller ones are checked by --quick and the edge runs.
-            cmd = [str(prog), "--largest", "--seed", str(seed), "--json", str(records_path)]
+            extra = ["--largest"]
             # A lab judged on one named variant times only it (and the library
             # baseline, which always runs): 08_streams' 18 sweep variants are
             # lessons, not candidates.
             if cfg.get("variant", "best") != "best":
-                cmd += ["--variant", cfg["variant"]]
-            r = run("benchmark" + (" (again: the GPU throttled)" if attempt == 2 else ""), cmd, timeout, log)
-            new, _ = read_new_records(records_path, 0)
+                extra += ["--variant", cfg["variant"]]
+            r, new = judged_run("benchmark" + (" (again: the GPU throttled)" if attempt == 2 else ""), prog, extra,
+                                seed, timeout, log, out, lab, f"bench{attempt}", untrusted, judge_prog)
             throttled = [x for x in new if x.get("throttled")]
             if attempt == 1 and throttled and r.rc == 0:
                 result.notes.append(f"benchmark run again: {len(throttled)} measurement(s) throttled "
@@ -506,6 +594,13 @@ def benchmark_lab(result, prog, seed, args, out):
 def finish_lab(result, args):
     if not result.records and not result.problems and result.status == "graded":
         result.problems.append("the program recorded no results")
+    if result.status == "graded" and not result.problems and result.records and \
+            all(r.get("library_baseline") for r in result.records):
+        # Only the vendor library ran (32_multi_gpu on one GPU): nothing of the
+        # lab's own kernels was checked, so nothing is scored, either way.
+        result.status = "not graded here"
+        result.note = ("none of the lab's own variants ran on this machine (only its library baseline did); "
+                       + next((n for n in result.notes if "not run here" in n), "grade it where it can run"))
     result.correct = result.status == "graded" and not result.problems
     result.perf = judge_performance(result.records, result.cfg) if result.correct and not args.correctness_only else {}
 
@@ -559,6 +654,15 @@ def judge_performance(records, cfg):
     candidates = [r for r in timed if r["variant"] not in baselines and fraction(r) is not None]
     if cfg["variant"] != "best":
         candidates = [r for r in candidates if r["variant"] == cfg["variant"]]
+    # Plausibility needs declared work: a time whose bytes and FLOPs nobody
+    # declared cannot be held against the hardware's limits.
+    undeclared = [r for r in candidates if not judge.declared_work(r)]
+    candidates = [r for r in candidates if judge.declared_work(r)]
+    if undeclared and not candidates:
+        r = undeclared[0]
+        return {"score": 0, "passed": False, "metric": metric, "threshold": cfg["threshold"],
+                "text": f"{r['variant']} at {size_text(r)} declares no work (bytes or FLOPs), so no plausibility "
+                        f"gate holds its time -> 0/{points:g}"}
     what = "the baseline" if metric == "vs_baseline" else "the ceiling"
     if not candidates:
         wanted = f"variant {cfg['variant']}" if cfg["variant"] != "best" else "any variant"
@@ -715,12 +819,14 @@ def junit_xml(results, header):
     return ET.ElementTree(suites)
 
 
-def write_reports(results, out, header):
+def write_reports(results, out, header, trust=None):
     records = [r for res in results for r in res.records]
     records_to_csv.write_csv(records, out / "records.csv")
     junit_xml(results, header).write(out / "junit.xml", encoding="utf-8", xml_declaration=True)
-    (out / "results.json").write_text(json.dumps(with_class_data(gradescope_json(results, header), results), indent=2)
-                                      + "\n")
+    gradescope = with_class_data(gradescope_json(results, header), results)
+    if trust is not None:
+        gradescope["extra_data"]["trust"] = trust
+    (out / "results.json").write_text(json.dumps(gradescope, indent=2) + "\n")
     text = f"{header}\n\n{results_table(results)}\n\n{score_table(results)}\n"
     (out / "summary.txt").write_text(text)
     return text
@@ -764,76 +870,53 @@ def take_student_files(folder, cfg, dest):
     return None, ignored
 
 
-def defined_symbols(path):
-    """{symbol: binding} of the global symbols an object or archive defines ('W' weak,
-    'T' strong) and the set of symbols it references, from nm."""
-    p = subprocess.run(["nm", "-g", str(path)], capture_output=True, text=True)
-    defined, used = {}, set()
-    for line in p.stdout.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[0] == "U":
-            used.add(parts[1])
-        elif len(parts) == 3:
-            defined[parts[2]] = "W" if parts[1] in "WVwvu" else "T"
-    return defined, used
-
-
-def audit_symbols(build, lab):
-    """None, or why the student's kernel object redefines what the course's code uses.
-    The student's translation unit may define anything of its own and the lab's
-    interface (namespace labNN); a strong definition of a symbol that main.cu or the
-    course's libraries define or use would replace the course's code at link time,
-    as would a weak one of a symbol the libraries define."""
-    student = build / "labs" / lab / f"lib{lab}_kernels.a"
-    if not student.is_file():
-        return None  # a lab without a kernel translation unit (nothing of the student's is linked)
-    interface = "_ZN5lab" + lab[:2]
-    s_defined, _ = defined_symbols(student)
-    course_defined, course_used = {}, set()
-    for path in [build / "labs" / lab / f"{lab}.p" / "main.cu.o", build / "common" / "libcudalabs.a",
-                 build / "common" / "libcudalabs_blas.a"]:
-        if path.is_file():
-            d, u = defined_symbols(path)
-            course_used |= u | set(d)
-            course_defined.update({k: v for k, v in d.items() if v == "T" or k not in course_defined})
-    clashes = [sym for sym, kind in s_defined.items() if not sym.startswith(interface) and (
-        (kind == "T" and sym in course_used) or (kind == "W" and course_defined.get(sym) == "T"))]
-    if not clashes:
-        return None
-    names = subprocess.run(["c++filt"] + clashes[:5], capture_output=True, text=True).stdout.split("\n")
-    return ("the kernel files define what belongs to the course's harness (a redefinition reaching the "
-            "checking code): " + "; ".join(n for n in names if n))
-
-
-def build_submission(folders, config, work, arch, jobs, log):
+def build_submission(folders, config, work, arch, jobs, log, untrusted):
     """Builds the submitted labs in a build of the course tree made apart, with
-    -Dsubmission pointing at the student files. Returns ({lab: build error or None},
-    {lab: ignored files}, {lab: why the symbol audit rejected it, or None})."""
+    -Dsubmission pointing at the student files, in the sandbox (the compiler runs
+    the student's preprocessor directives and templates). Returns ({lab: build
+    error or None}, {lab: ignored files}, {lab: why the include check or the
+    import audit rejected it, or None})."""
     student, build = work / "student", work / "build"
     errors, ignored, rejected = {}, {}, {}
     for folder in folders:
         errors[folder.name], ignored[folder.name] = take_student_files(folder, config[folder.name], student)
+        if not errors[folder.name] and config[folder.name]["student_files"]:
+            found = sources.problems(student / folder.name, config[folder.name]["student_files"])
+            if found:
+                rejected[folder.name] = "; ".join(found[:3]) + (f" (and {len(found) - 3} more)" if len(found) > 3 else "")
+    building = [f for f in folders if not errors[f.name] and not rejected.get(f.name)]
+
+    def sandboxed(what, cmd, timeout):
+        return run_untrusted(what, cmd, timeout, log, untrusted, writable=[work], limits=sandbox.Limits.for_build())
+
     setup = ["meson", "setup"] + (["--reconfigure"] if (build / "build.ninja").exists() else [])
-    r = run("meson setup", setup + [str(build), str(ROOT), f"-Dgpu_arch={arch}", f"-Dsubmission={student.resolve()}"],
-            900, log)
+    r = sandboxed("meson setup", setup + [str(build), str(ROOT), f"-Dgpu_arch={arch}",
+                                          f"-Dsubmission={student.resolve()}"], 900)
     if r.rc != 0:
         return {f.name: "meson setup failed:\n" + tail(r.output, 25) for f in folders}, ignored, rejected
     ninja = ["ninja", "-C", str(build)] + (["-j", str(jobs)] if jobs else [])
-    targets = [f"labs/{f.name}/{f.name}" for f in folders if not errors[f.name]]
+    targets = [f"labs/{f.name}/{f.name}" for f in building]
     if len(targets) > 1:
         # Every lab in one ninja run first, -k 0 (go on past a lab that fails): one
         # lab at a time leaves most cores idle (a lab is 2-3 compile units); on the
         # H100's 16 cores a whole starter tree did not finish building in 230 s.
         # The per-lab runs below then only confirm, or give each lab its own error.
-        run("build all labs", ninja + ["-k", "0"] + targets, 3600, log)
-    for folder in folders:
-        if errors[folder.name]:
-            continue
-        r = run(f"build {folder.name}", ninja + [f"labs/{folder.name}/{folder.name}"], 1800, log)
+        sandboxed("build all labs", ninja + ["-k", "0"] + targets, 3600)
+    for folder in building:
+        r = sandboxed(f"build {folder.name}", ninja + [f"labs/{folder.name}/{folder.name}"], 1800)
         errors[folder.name] = None if r.rc == 0 else tail(r.output, 25)
         if not errors[folder.name]:
-            rejected[folder.name] = audit_symbols(build, folder.name)
+            rejected[folder.name] = audit_text(build, folder.name)
     return errors, ignored, rejected
+
+
+def audit_text(build, lab):
+    """None, or why the import audit (tools/grader/audit.py, tools/allowed_imports.toml)
+    rejects the lab's student objects."""
+    found = audit.audit_lab(build, lab)
+    if not found:
+        return None
+    return "; ".join(found[:3]) + (f" (and {len(found) - 3} more)" if len(found) > 3 else "")
 
 
 def student_files_digest(folder, files):
@@ -931,9 +1014,15 @@ def parse_args(argv):
     p.add_argument("--preflight", action="store_true",
                    help="only check the GPU, the config and the submission folder, then exit (make grade runs it before building)")
     p.add_argument("--correctness-only", action="store_true", help="skip the benchmark runs (no performance points)")
+    p.add_argument("--no-sandbox", dest="sandbox", action="store_false", default=True,
+                   help="with --submission: run its builds and programs WITHOUT the sandbox (bubblewrap): its code "
+                        "then has your rights. Warned on every run and recorded in results.json")
     p.add_argument("--expect-zero-correctness", action="store_true",
                    help="for tests/broken/: exit 0 only when every graded lab lost its correctness points, or, "
                         "where they are split among exercise_variants, the broken variant's share")
+    p.add_argument("--expect-reason", metavar="REGEX",
+                   help="with --expect-zero-correctness: each graded lab's first problem must also match REGEX "
+                        "(a broken case is caught for the reason it should be)")
     p.add_argument("--expect-zero-performance", action="store_true",
                    help="for tests/broken/: exit 0 only when every graded lab is correct and scored zero for performance")
     args = p.parse_args(argv)
@@ -989,14 +1078,27 @@ def grade(args):
         labs = [lab for lab in labs if lab in {f.name for f in folders}]
         if not labs:
             raise GradeError(f"--labs {args.labs}: none of them is in {args.submission}")
+    if args.submission and args.sandbox:
+        try:
+            sandbox.check_available()
+        except sandbox.SandboxUnavailable as e:
+            raise GradeError(f"a submission is built and run in a sandbox, which cannot start here: {e}. "
+                             f"(--no-sandbox grades without it: the submission's code then runs with your rights.)") from None
     if args.preflight:
         return 0
 
     out = output_folder(args)
     (out / "logs").mkdir(exist_ok=True)
-    build = Path(args.build)
+    build = course_build = Path(args.build)
     build_errors, ignored, rejected = {}, {}, {}
     work_tmp = None
+    # A submission's code is untrusted: sandboxed, and judged by the course's own build.
+    untrusted = Untrusted(sandboxed=args.sandbox, readable=[ROOT, course_build.resolve()]) if args.submission else None
+    if untrusted and not args.build_only:
+        missing = [lab for lab in labs if not (course_build / "labs" / lab / lab).is_file()]
+        if missing:
+            raise GradeError(f"the judge of a submission is the course's own build of each lab, and {course_build} has "
+                             f"no {', '.join(missing[:3])}: build the course first (make), or name its build with --build")
     if args.submission and args.prebuilt:
         build_errors, ignored, rejected = prebuilt_submission([f for f in folders if f.name in labs], config,
                                                               args.prebuilt)
@@ -1008,12 +1110,17 @@ def grade(args):
         print(f"grade: building {', '.join(labs)} of {args.submission} in the course's harness ({work})", flush=True)
         with open(out / "logs" / "build.txt", "w") as log:
             build_errors, ignored, rejected = build_submission([f for f in folders if f.name in labs], config, work,
-                                                               args.arch, args.jobs, log)
+                                                               args.arch, args.jobs, log, untrusted)
         build = work / "build"
+    if untrusted:
+        untrusted.readable.append(build.resolve())
 
     header = (f"cudalabs grade: seed {seed} (repeat with --seed {seed}); "
               f"{'submission ' + str(args.submission) if args.submission else 'course build ' + str(build)}"
               f"; compute-sanitizer {'on (' + ', '.join(SANITIZERS) + ')' if args.sanitize else 'off (--no-sanitize)'}")
+    if untrusted:
+        header += ("; sandbox " + (sandbox.check_available() if args.sandbox else "OFF (--no-sandbox): the submission ran "
+                                   "with the grader's rights") + "; verdicts by the course's judge")
     if args.build_only:
         header += f"; build-only: GPU steps {NOT_RUN}"
     results = {}
@@ -1044,10 +1151,12 @@ def grade(args):
         # The first lab alone: without a GPU it says so before anything else runs.
         if to_check:
             first = to_check[0]
-            results[first] = check_lab(first, build / "labs" / first / first, config[first], seed, args, out, first=True)
+            results[first] = check_lab(first, build / "labs" / first / first, config[first], seed, args, out, first=True,
+                                       untrusted=untrusted, judge_prog=course_build / "labs" / first / first)
             progress(first, "checked" if not results[first].problems else "WRONG")
         with ThreadPoolExecutor(max_workers=args.parallel) as pool:
-            futures = {lab: pool.submit(check_lab, lab, build / "labs" / lab / lab, config[lab], seed, args, out)
+            futures = {lab: pool.submit(check_lab, lab, build / "labs" / lab / lab, config[lab], seed, args, out,
+                                        untrusted=untrusted, judge_prog=course_build / "labs" / lab / lab)
                        for lab in to_check[1:]}
             for lab, future in futures.items():
                 try:
@@ -1056,7 +1165,7 @@ def grade(args):
                     results[lab] = LabResult(lab, config[lab], problems=[f"no GPU: {e}"])
                 progress(lab, "checked" if not results[lab].problems else "WRONG")
             if args.sanitize:
-                sanitize_labs([results[lab] for lab in to_check], build, seed, args, out, pool)
+                sanitize_labs([results[lab] for lab in to_check], build, seed, args, out, pool, untrusted)
                 for lab in to_check:
                     if results[lab].sanitizer:
                         progress(lab, "compute-sanitizer " + ("clean" if results[lab].sanitizer == "clean" else "found errors"))
@@ -1068,7 +1177,8 @@ def grade(args):
                     # more size (03_pcie_truth: 21 s of pageable copies).
                     res.notes.append("no benchmark run: this lab has no performance points")
                 elif res.status == "graded" and not res.problems:
-                    benchmark_lab(res, build / "labs" / lab / lab, seed, args, out)
+                    benchmark_lab(res, build / "labs" / lab / lab, seed, args, out, untrusted,
+                                  course_build / "labs" / lab / lab)
         for lab in labs:
             res = results[lab]
             if ignored.get(lab):
@@ -1085,7 +1195,11 @@ def grade(args):
 
     gpus = sorted({r.get("gpu") for res in results for r in res.records if r.get("gpu")})
     header += f"; GPU {', '.join(gpus) or 'unknown'}"
-    text = write_reports(results, out, header)
+    trust = ({"sandbox": args.sandbox, "judge": True, "import_audit": True,
+              "note": "" if args.sandbox else "graded with --no-sandbox: the submission's code ran unconfined"}
+             if untrusted else {"sandbox": False, "judge": False, "import_audit": False,
+                                "note": "the course's own tree: trusted, not sandboxed or judged"})
+    text = write_reports(results, out, header, trust)
     print("\n" + text)
     print(f"records, CSV, JUnit, Gradescope results.json and logs in {out}/")
 
@@ -1093,13 +1207,13 @@ def grade(args):
         return 1 if any(r.status != "built" for r in results) else 0
     graded = [r for r in results if r.graded]
     if args.expect_zero_correctness:
-        return expect_zero(graded, build_errors)
+        return expect_zero(graded, build_errors, args.expect_reason)
     if args.expect_zero_performance:
         return expect_zero_performance(graded)
     return 0 if graded and all(r.correct for r in graded) else 1
 
 
-def expect_zero(graded, build_errors):
+def expect_zero(graded, build_errors, reason=None):
     """The broken-kernel tests: the grader must give what is broken zero for
     correctness: the whole lab, or, in a lab whose points are split among its
     exercise_variants, the broken variant's share (the lab then scores less than
@@ -1119,7 +1233,12 @@ def expect_zero(graded, build_errors):
             zero = [v for v, points in res.exercise_shares().items() if points == 0]
             scored = (f" ({res.correctness_score:g}/{res.cfg['correctness']:g}: zero for {', '.join(zero)})"
                       if res.correctness_score > 0 else "")
-            print(f"expect-zero-correctness: ok: {res.lab} rejected{scored}: {res.problems[0].splitlines()[0]}")
+            why = res.problems[0] if res.problems else ""
+            if reason and not any(re.search(reason, p) for p in res.problems):
+                print(f"expect-zero-correctness: FAIL: {res.lab} was rejected, but not for /{reason}/: {why.splitlines()[0]}")
+                status = 1
+            else:
+                print(f"expect-zero-correctness: ok: {res.lab} rejected{scored}: {why.splitlines()[0]}")
     return status
 
 

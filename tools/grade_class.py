@@ -249,8 +249,10 @@ class BuildCache:
     a build of the course tree whose -Dsubmission folder holds every lab, so it is
     configured once and each build recompiles only one lab's kernel file."""
 
-    def __init__(self, root, revision, arch, builders, jobs):
+    def __init__(self, root, revision, arch, builders, jobs, sandboxed=True):
         self.root, self.revision, self.arch, self.builders, self.jobs = root, revision, arch, builders, jobs
+        # Every build of student code runs in the sandbox (tools/grader/sandbox.py), as grade.py's do.
+        self.untrusted = grade.Untrusted(sandboxed=sandboxed, readable=[ROOT])
 
     def key(self, lab, digest):
         return hashlib.sha256(f"{self.revision}|{self.arch}|{lab}|{digest}".encode()).hexdigest()[:24]
@@ -264,6 +266,10 @@ class BuildCache:
             if not (entry / "student-files.sha256").is_file():
                 self.build(lab, folder, cfg, digest, entry)
         return entry
+
+    def sandboxed(self, what, cmd, timeout, log, work):
+        return grade.run_untrusted(what, cmd, timeout, log, self.untrusted, writable=[work],
+                                   limits=grade.sandbox.Limits.for_build())
 
     def builder(self, lab):
         """A free builder (waits for one when all are busy)."""
@@ -288,16 +294,21 @@ class BuildCache:
                         (work / "student" / other).mkdir(parents=True, exist_ok=True)
                         for name in other_cfg["student_files"]:
                             shutil.copyfile(ROOT / "labs" / other / name, work / "student" / other / name)
-                    r = grade.run("meson setup", ["meson", "setup", str(build), str(ROOT), f"-Dgpu_arch={self.arch}",
-                                                  f"-Dsubmission={(work / 'student').resolve()}"], 900, log)
+                    r = self.sandboxed("meson setup", ["meson", "setup", str(build), str(ROOT), f"-Dgpu_arch={self.arch}",
+                                                       f"-Dsubmission={(work / 'student').resolve()}"], 900, log, work)
                     if r.rc != 0:
                         shutil.rmtree(build, ignore_errors=True)
                         raise ClassError(f"the course does not configure (not the student's fault; {log_path}):\n"
                                          + grade.tail(r.output, 10))
                 for name in cfg["student_files"]:
                     shutil.copyfile(folder / name, work / "student" / lab / name)
-                r = grade.run(f"build {lab} {digest[:12]}", ["ninja", "-C", str(build), "-j", str(self.jobs),
-                                                              f"labs/{lab}/{lab}"], 1800, log)
+                # Includes of files outside the course are refused before anything is compiled.
+                refused = grade.sources.problems(work / "student" / lab, cfg["student_files"])
+                if refused:
+                    r = grade.Run(f"build {lab}", [], 0, "")
+                else:
+                    r = self.sandboxed(f"build {lab} {digest[:12]}", ["ninja", "-C", str(build), "-j", str(self.jobs),
+                                                                       f"labs/{lab}/{lab}"], 1800, log, work)
             tmp = entry.with_name(entry.name + ".tmp")
             shutil.rmtree(tmp, ignore_errors=True)
             tmp.mkdir(parents=True)
@@ -307,9 +318,11 @@ class BuildCache:
                     raise ClassError(f"building {lab} failed outside the student's kernel file ({log_path}):\n"
                                      + grade.tail(r.output, 10))
                 (tmp / "build-error.txt").write_text(grade.tail(r.output, 25) + "\n")
+            elif refused:
+                (tmp / "rejected.txt").write_text("; ".join(refused[:3]) + "\n")
             else:
                 shutil.copy2(build / "labs" / lab / lab, tmp / lab)
-                rejected = grade.audit_symbols(build, lab)
+                rejected = grade.audit_text(build, lab)
                 if rejected:
                     (tmp / "rejected.txt").write_text(rejected + "\n")
             (tmp / "seconds.txt").write_text(f"{r.seconds:.1f}\n")
@@ -339,7 +352,8 @@ def grade_student(plan, index, gpu=None):
         status["error"] = "no lab of the course in the submission" + (f" (found: {', '.join(s.extras[:5])})"
                                                                       if s.extras else "")
     else:
-        cache = BuildCache(Path(plan["cache"]), plan["revision"], plan["arch"], plan["builders"], plan["jobs"])
+        cache = BuildCache(Path(plan["cache"]), plan["revision"], plan["arch"], plan["builders"], plan["jobs"],
+                       plan.get("sandbox", True))
         prebuilt = home / "prebuilt"
         try:
             for lab in chosen:
@@ -383,7 +397,8 @@ def gpu_ids():
 def run_local(plan, students, cpus):
     """Builds every distinct set of files first (CPU), then grades one student per GPU."""
     labs, config = load_course()
-    cache = BuildCache(Path(plan["cache"]), plan["revision"], plan["arch"], plan["builders"], plan["jobs"])
+    cache = BuildCache(Path(plan["cache"]), plan["revision"], plan["arch"], plan["builders"], plan["jobs"],
+                       plan.get("sandbox", True))
     out = Path(plan["out"])
     distinct = {}
     for s in students:
@@ -775,6 +790,9 @@ def parse_args(argv):
     p.add_argument("--no-gpu", action="store_true", help="build-only: compile errors per lab, GPU steps not run "
                    "(the default where nvidia-smi finds no GPU; with --slurm: no --gres)")
     p.add_argument("--no-sanitize", action="store_true", help="pass --no-sanitize to grade.py")
+    p.add_argument("--no-sandbox", dest="sandbox", action="store_false", default=True,
+                   help="build and run the submissions WITHOUT the sandbox (bubblewrap): their code gets your rights; "
+                        "passed to grade.py, warned on every run and recorded in each results.json")
     p.add_argument("--correctness-only", action="store_true", help="pass --correctness-only to grade.py")
     p.add_argument("--timeout", type=float, default=7200, help="seconds one submission's grading may take (default 7200)")
     p.add_argument("--jobs", type=int, help="CPU workers (default: the CPU count)")
@@ -831,7 +849,8 @@ def main(argv=None):
             "revision": course_revision(), "started": stamp,
             # Each builder builds common/ once: few of them, each with several compile jobs.
             "builders": max(1, min(len(wanted) * 4, cpus // 4)), "jobs": max(1, min(cpus, 4)),
-            "grade_args": (["--no-sanitize"] if args.no_sanitize else []) +
+            "sandbox": args.sandbox,
+            "grade_args": (["--no-sanitize"] if args.no_sanitize else []) + ([] if args.sandbox else ["--no-sandbox"]) +
                           (["--correctness-only"] if args.correctness_only else []) +
                           ["--parallel", str(args.cpus_per_task if args.slurm else max(1, cpus // max(1, len(gpus))))],
             "students": [asdict(s) for s in students]}

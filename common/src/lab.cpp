@@ -130,6 +130,7 @@ const Record& Recorder::measure(const Measurement& m) {
     throw std::logic_error("variant " + m.variant + " has no new_inputs: every GPU variant must be re-checked on fresh inputs");
 
   r.judge = judging();
+  r.library_baseline = is_baseline(m.variant);
   // 1. First run, traced: right, and computed by the GPU. A judge runs the
   //    course's own kernels: only the graded program's trace says what its ran.
   //    A copy lesson's round trip is traced too, for its kernel (host clock or not).

@@ -130,6 +130,7 @@ std::string to_json(const Record& r, const DeviceInfo& dev) {
   if (r.fresh_inputs) j["fresh_seed"] = r.fresh_seed;
   j["passed"] = r.passed;
   if (r.judge) j["judge"] = true;
+  if (r.library_baseline) j["library_baseline"] = true;
   if (!r.passed) j["failure"] = failure_text(r);
   json work = {{"traced", r.gpu_work.traced}};
   if (r.gpu_work.traced) {

@@ -492,6 +492,10 @@ void measure_pi(cudalabs::Session& s, std::int64_t n, HostGenerator& generator, 
     cudalabs::Measurement m = estimator_measurement(
         "pi_fused", size, hits, check("pi_fused"), [&](cudaStream_t st) { lab27::pi_fused(seed, n, blocks, hits.data(), st); },
         [&](std::uint64_t fresh) { seed = cudalabs::mix_seed(fresh, 1); });
+    // Declared work, a lower bound that the plausibility gate holds the time
+    // to: at least x·x + y·y (a multiply and an FMA, 3 FLOPs) per sample, not
+    // counting the Philox rounds that make x and y.
+    m.work = {.flops = 3.0 * static_cast<double>(n)};
     m.resources = fused;
     m.extra["blocks"] = blocks;
     s.measure(m);
@@ -565,6 +569,10 @@ void measure_option(cudalabs::Session& s, std::int64_t n, const CallOption& opti
         "option_fused", size, sums, check("option_fused"),
         [&](cudaStream_t st) { lab27::option_fused(seed, n, s0, strike, drift, vol, blocks, sums.data(), st); },
         [&](std::uint64_t fresh) { seed = cudalabs::mix_seed(fresh, 2); });
+    // Declared work, a lower bound for the plausibility gate: at least
+    // drift + vol·z (an FMA), S0·exp(.) and the payoff's subtraction, 4 FLOPs
+    // per path, not counting the normal draw and the exp itself.
+    m.work = {.flops = 4.0 * static_cast<double>(n)};
     m.resources = lab27::option_fused_resources();
     m.extra["blocks"] = blocks;
     s.measure(m);

@@ -297,7 +297,7 @@ class SymbolAudit(unittest.TestCase):
             self.skipTest("needs g++ and nm")
         with tempfile.TemporaryDirectory() as tmp:
             self.build(Path(tmp), student_src)
-            return grade.audit_symbols(Path(tmp), "01_x")
+            return grade.audit_text(Path(tmp), "01_x")
 
     def test_own_symbols_and_the_interface_pass(self):
         self.assertIsNone(self.audit("static int helper(int x) { return x + 1; }\n"

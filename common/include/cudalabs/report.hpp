@@ -48,6 +48,7 @@ struct Record {
   bool power_capped = false;
   bool passed = false;
   bool judge = false;  // made by a judge (--judge): its checks compared a graded program's outputs
+  bool library_baseline = false;  // the lab's vendor-library baseline (LabSpec), not a kernel of the lab's
   std::optional<KernelResources> resources;
   std::map<std::string, double> extra;  // lab-specific numbers
   // The lab's own flags and their values, defaults included ("causal": "1",

@@ -1,0 +1,453 @@
+#!/usr/bin/env python3
+"""CPU tests of the import audit (tools/grader/audit.py, tools/allowed_imports.toml); no GPU needed.
+
+Compiles small CUDA "kernel files" with nvcc (host code and sm_90 device code,
+one nvcc call per file, in parallel) and a fake course (its library and main
+object, with g++) into fake builds in a temporary folder, then checks that:
+  - a clean kernel file with a launcher (<<<>>>, cudaLaunchKernel, cudaMemsetAsync,
+    cudaFuncGetAttributes, the occupancy API, the course's check macros and
+    resources_of, a std::string message, a static std::string, a __device__
+    function: nvcc's exit(1) stub) is accepted;
+  - a kernel file that does each forbidden thing in a function of its own is
+    rejected once per thing, each message naming that function, the symbol and
+    the family's rule from the allow-list: fopen, std::ofstream, atexit, exit,
+    getenv, dlsym, signal, socket, pthread_create, std::thread, system, mmap,
+    mprotect, usleep, syscall(), an inline-assembly syscall, cudaDeviceReset,
+    cudaSetDevice, a driver API call, a cuRAND host call, a harness internal
+    (a cudalabs:: function not among the public helpers), another lab's code, and a
+    symbol on no list; and CUB's device-wide reduction (instantiated in the kernel
+    file), while CUB's block-level reduction is accepted;
+  - a kernel file that redefines a course symbol (cudalabs::check_close, with the
+    real signature), a libc function (write) or, weakly, what the course takes
+    from a library is rejected by the redefinition rule;
+  - [labs.LAB] additions and course_archives of an allow-list work, a misspelt key
+    is an error, and the command line's exit codes are 0 / 1 / 2;
+  - given a course build folder (argument 1), every lab of it is accepted; without
+    one (or when it has no labs) that test is skipped.
+Run: PYTHONPATH=tools python3 tests/grading/test_audit.py [BUILD]   (meson test sets PYTHONPATH)
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+try:
+    from grader import audit
+except ImportError:
+    print("test_audit: cannot import grader.audit: run with PYTHONPATH=tools (meson test sets it)", file=sys.stderr)
+    sys.exit(1)
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+AUDIT = ROOT / "tools" / "grader" / "audit.py"
+LAB = "99_audit"  # a lab no course has: no [labs.*] addition applies; its namespace is lab99
+COURSE_BUILD = Path(sys.argv.pop(1)) if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else None
+
+# A kernel file as a student writes one: everything here is allowed.
+CLEAN = r"""
+#include <cuda_runtime.h>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <cudalabs/device.hpp>
+#include <cudalabs/error.hpp>
+#include <cudalabs/math.hpp>
+
+__device__ float twice(float x) { return 2.0f * x; }  // external linkage: nvcc's exit(1) host stub
+__global__ void scale_kernel(float* x, float a, long n) {
+  long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
+  if (i < n) x[i] = twice(x[i]) * a;
+}
+
+namespace lab99 {
+const std::string& name() { static const std::string n = "scale, a kernel file of the audit's test"; return n; }
+
+void scale(float* x, float a, long n, cudaStream_t stream) {
+  if (n < 0) throw std::runtime_error(name() + ": negative size " + std::to_string(n));
+  CUDALABS_CHECK(cudaMemsetAsync(x, 0, 0, stream));
+  cudaFuncAttributes attr{};
+  CUDALABS_CHECK(cudaFuncGetAttributes(&attr, scale_kernel));
+  int per_sm = 0;
+  CUDALABS_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, scale_kernel, 256, 0));
+  if (n == 0) return;
+  const unsigned blocks = static_cast<unsigned>(cudalabs::ceil_div<long>(n, 256));
+  scale_kernel<<<blocks, 256, 0, stream>>>(x, std::sqrt(a) * std::exp(a), n);
+  CUDALABS_CHECK_LAUNCH("scale_kernel");
+  void* args[] = {&x, &a, &n};
+  CUDALABS_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(&scale_kernel), dim3(1), dim3(256), args, 0, stream));
+}
+cudalabs::KernelResources scale_resources() { return cudalabs::resources_of(scale_kernel, 256); }
+}  // namespace lab99
+"""
+
+# Each forbidden thing in a function of its own: the messages name the function.
+# (function, the allow-list's reject family, the symbol the message names)
+EXPECTED = [
+    ("uses_fopen()", "file_io", "fopen"),
+    ("uses_ofstream()", "file_io", "std::basic_filebuf<char>::open("),
+    ("uses_atexit()", "process_exit", "atexit"),
+    ("uses_exit()", "process_exit", "exit"),
+    ("uses_getenv()", "environment", "getenv"),
+    ("uses_dlsym()", "dynamic_loading", "dlsym"),
+    ("uses_signal()", "signals", "signal"),
+    ("uses_socket()", "network", "socket"),
+    ("uses_pthread()", "threads", "pthread_create"),
+    ("uses_std_thread()", "threads", "std::thread::_M_start_thread("),
+    ("uses_system()", "processes", "system"),
+    ("uses_mmap()", "memory_mapping", "mmap"),
+    ("uses_mprotect()", "memory_mapping", "mprotect"),
+    ("uses_usleep()", "sleeping", "usleep"),
+    ("uses_syscall()", "raw_system_calls", "syscall"),
+    ("uses_device_reset()", "cuda_global_state", "cudaDeviceReset"),
+    ("uses_set_device()", "cuda_global_state", "cudaSetDevice"),
+    ("uses_driver_api()", "cuda_driver_api", "cuCtxDestroy_v2"),
+    ("uses_curand()", "libraries", "curandCreateGenerator"),
+    ("uses_harness_internal()", "harness_internals", "cudalabs::write_record(char const*)"),
+    ("uses_other_lab()", "other_labs", "lab07::reduce("),
+    ("uses_unlisted()", None, "getpid"),
+]
+BAD = r"""
+#include <cuda_runtime.h>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace cudalabs { void write_record(const char* json); }  // not a public helper
+namespace lab07 { void reduce(const float* in, float* out, long n, cudaStream_t stream); }
+extern "C" int cuCtxDestroy_v2(void* context);
+extern "C" int curandCreateGenerator(void** generator, int type);
+
+void uses_fopen() { std::FILE* f = std::fopen("/tmp/records.jsonl", "a"); std::fputs("{}", f); }
+void uses_ofstream() { std::ofstream out("/tmp/records.jsonl"); out << "{}"; }
+void uses_atexit() { std::atexit([] { std::puts("late"); }); }
+void uses_exit() { std::exit(0); }
+const char* uses_getenv() { return std::getenv("GRADER"); }
+void* uses_dlsym() { return dlsym(RTLD_DEFAULT, "system"); }
+void uses_signal() { std::signal(SIGALRM, SIG_IGN); }
+int uses_socket() { return socket(AF_INET, SOCK_STREAM, 0); }
+void uses_pthread() { pthread_t t; pthread_create(&t, nullptr, [](void*) -> void* { return nullptr; }, nullptr); }
+void uses_std_thread() { std::thread([] {}).detach(); }
+int uses_system() { return std::system("true"); }
+void* uses_mmap() { return mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0); }
+int uses_mprotect() { return mprotect(reinterpret_cast<void*>(&uses_mprotect), 4096, PROT_READ | PROT_EXEC); }
+void uses_usleep() { usleep(1000); }
+long uses_syscall() { return syscall(SYS_getpid); }
+long uses_asm_syscall() { long r; asm volatile("syscall" : "=a"(r) : "a"(39L) : "rcx", "r11", "memory"); return r; }
+void uses_device_reset() { cudaDeviceReset(); }
+void uses_set_device() { cudaSetDevice(1); }
+int uses_driver_api() { return cuCtxDestroy_v2(nullptr); }
+int uses_curand() { void* g = nullptr; return curandCreateGenerator(&g, 100); }
+void uses_harness_internal() { cudalabs::write_record("{\"passed\": true}"); }
+void uses_other_lab() { lab07::reduce(nullptr, nullptr, 0, nullptr); }
+int uses_unlisted() { return getpid(); }
+"""
+
+# CUB's device-wide algorithms are a library call (CUB is header-only: the kernel
+# file instantiates them); its block-level primitives are device code and fine.
+CUB = r"""
+#include <cub/block/block_reduce.cuh>
+#include <cub/device/device_reduce.cuh>
+
+template <int Block> __global__ void block_sums(const float* in, float* out) {
+  using Reduce = cub::BlockReduce<float, Block>;
+  __shared__ typename Reduce::TempStorage scratch;
+  float sum = Reduce(scratch).Sum(in[blockIdx.x * Block + threadIdx.x]);
+  if (threadIdx.x == 0) out[blockIdx.x] = sum;
+}
+namespace lab99 {
+void block_level(const float* in, float* out, int blocks, cudaStream_t s) {
+  block_sums<128><<<blocks, 128, 0, s>>>(in, out);
+}
+void device_wide(const float* in, float* out, int n, void* scratch, size_t bytes, cudaStream_t s) {
+  cub::DeviceReduce::Sum(scratch, bytes, in, out, n, s);
+}
+}  // namespace lab99
+"""
+
+# Definitions that would replace the course's or a library's code at link time.
+REDEFINE = r"""
+#include <unistd.h>
+#include <cudalabs/checker.hpp>
+
+namespace cudalabs {
+CheckResult check_close(std::span<const float>, std::span<const float>, Tolerance) {  // the real signature
+  CheckResult r;
+  r.passed = true;
+  return r;
+}
+__attribute__((weak)) void flush_records() {}  // the course calls it, defined nowhere in the course's objects
+}  // namespace cudalabs
+extern "C" ssize_t write(int, const void*, size_t n) { return static_cast<ssize_t>(n); }  // libc's
+namespace lab99 { void scale() {} }  // the lab's interface: its to define
+"""
+
+# The fake course: its library defines check_close; its main object calls it, the
+# lab's interface and flush_records (which it takes from "a library").
+COURSE_LIB = r"""
+#include <cudalabs/checker.hpp>
+namespace cudalabs {
+CheckResult check_close(std::span<const float>, std::span<const float>, Tolerance) { return {}; }
+}
+"""
+COURSE_MAIN = r"""
+#include <cudalabs/checker.hpp>
+namespace cudalabs { void flush_records(); }
+namespace lab99 { void scale(); }
+int main() {
+  lab99::scale();
+  float a[1] = {0};
+  cudalabs::flush_records();
+  return cudalabs::check_close(a, a, {}).passed ? 0 : 1;
+}
+"""
+
+
+def cuda_root():
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    return Path(os.path.realpath(nvcc)).parent.parent if Path(nvcc).exists() else None
+
+
+TMP = None  # the module's temporary folder: sources, objects and fake builds
+OBJECTS = {}
+
+
+def compile_all():
+    """Every object of the tests, one compiler call each, in parallel."""
+    cuda = cuda_root()
+    if cuda is None or not shutil.which("g++"):
+        raise unittest.SkipTest("no nvcc or g++: the audit's tests compile kernel files")
+    inc = ["-I", str(ROOT / "common" / "include"), "-I", str(cuda / "include")]
+    nvcc = [str(cuda / "bin" / "nvcc"), "-c", "-x", "cu", "-std=c++20", "-O3", "-arch=sm_90",
+            "--expt-relaxed-constexpr", "-Xcompiler=-fPIC"] + inc
+    gxx = ["g++", "-c", "-x", "c++", "-std=c++20", "-O2"] + inc
+    # The CUB case without NVTX (CCCL_DISABLE_NVTX): CUB's device-wide headers bring NVTX's
+    # loader (dlopen, getenv: rejected too), but this case is about the library itself.
+    jobs = {"cub": (nvcc + ["-DCCCL_DISABLE_NVTX"], CUB), "clean": (nvcc, CLEAN), "bad": (nvcc, BAD),
+            "redefine": (nvcc, REDEFINE), "course_lib": (gxx, COURSE_LIB), "course_main": (gxx, COURSE_MAIN)}
+
+    def build(name):
+        cmd, text = jobs[name]
+        src, obj = TMP / f"{name}.src", TMP / f"{name}.o"
+        src.write_text(text)
+        p = subprocess.run(cmd + [str(src), "-o", str(obj)], capture_output=True, text=True)
+        if p.returncode != 0:
+            raise RuntimeError(f"compiling {name} failed:\n{p.stderr[-3000:]}")
+        return name, obj
+
+    start = time.monotonic()
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        OBJECTS.update(pool.map(build, jobs))
+    print(f"test_audit: compiled {len(jobs)} files in {time.monotonic() - start:.1f} s", file=sys.stderr)
+
+
+def fake_build(name, student_objects):
+    """A build folder as the course's meson makes it: labs/LAB/libLAB_kernels.a (the
+    student's), labs/LAB/LAB.p/main.cu.o and common/libcudalabs.a (the course's)."""
+    root = TMP / name
+    lab = root / "labs" / LAB
+    (lab / f"{LAB}.p").mkdir(parents=True)
+    (root / "common").mkdir()
+    shutil.copy(OBJECTS["course_main"], lab / f"{LAB}.p" / "main.cu.o")
+    subprocess.run(["ar", "rcs", str(root / "common" / "libcudalabs.a"), str(OBJECTS["course_lib"])], check=True)
+    subprocess.run(["ar", "rcs", str(lab / f"lib{LAB}_kernels.a")] + [str(OBJECTS[o]) for o in student_objects],
+                   check=True)
+    return root
+
+
+def setUpModule():
+    global TMP
+    TMP = Path(tempfile.mkdtemp(prefix="cudalabs-audit-test-"))
+    compile_all()
+    for name in ("clean", "bad", "redefine", "cub"):
+        fake_build(name, [name])
+
+
+def tearDownModule():
+    if TMP:
+        shutil.rmtree(TMP, ignore_errors=True)
+
+
+def allow_list_with(extra):
+    """The course's allow-list with `extra` TOML appended, in the temporary folder."""
+    path = TMP / f"allow-{abs(hash(extra))}.toml"
+    path.write_text(audit.DEFAULT_ALLOW_FILE.read_text() + "\n" + extra)
+    return path
+
+
+def run_cli(*args, cwd=ROOT, module=False):
+    cmd = [sys.executable] + (["-m", "grader.audit"] if module else [str(AUDIT)]) + list(args)
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
+    return p.returncode, p.stdout + p.stderr
+
+
+class Accepts(unittest.TestCase):
+    def test_clean_kernel_file(self):
+        report = audit.audit(TMP / "clean", LAB)
+        self.assertEqual(report.problems, [])
+        families = set(report.imports.values())
+        # What the launcher needs, each allowed by its family (not by accident). The runtime's
+        # C++ template cudaOccupancyMaxActiveBlocksPerMultiprocessor calls the ...WithFlags function.
+        for sym, family in [("cudaMemsetAsync", "cuda_memory"), ("cudaFuncGetAttributes", "cuda_launch"),
+                            ("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cuda_occupancy"),
+                            ("cudaLaunchKernel", "cuda_launch"), ("__cudaPushCallConfiguration", "cuda_glue"),
+                            ("__cxa_atexit", "cxx_runtime"), ("exit", "nvcc's own call"), ("atexit", "nvcc's own call")]:
+            self.assertEqual(report.imports.get(sym), family, f"{sym}: {report.imports.get(sym)}")
+        self.assertIn("course_helpers", families)
+        self.assertTrue(any(s.startswith("cudalabs::check_launch(") for s in report.imports), report.imports)
+
+    def test_student_archives_are_the_lab_static_libraries(self):
+        self.assertEqual([p.name for p in audit.student_archives(TMP / "clean", LAB)], [f"lib{LAB}_kernels.a"])
+        self.assertEqual(audit.student_archives(TMP / "clean", "42_no_such_lab"), [])
+
+
+class Rejects(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.problems = audit.audit_lab(TMP / "bad", LAB)
+        cls.allow = audit.AllowList(audit.DEFAULT_ALLOW_FILE, LAB)
+
+    def rule(self, family):
+        if family is None:
+            return audit.UNLISTED.rule
+        return next(f.rule for f in self.allow.rejects if f.name == family)
+
+    def test_each_forbidden_call_is_named_with_its_rule(self):
+        for function, family, symbol in EXPECTED:
+            with self.subTest(function=function):
+                lines = [p for p in self.problems if f": {function} calls " in p]
+                self.assertTrue(lines, f"{function}: no problem names it:\n" + "\n".join(self.problems))
+                line = next((p for p in lines if f"calls {symbol}" in p), None)
+                self.assertIsNotNone(line, f"{function}: no line names {symbol}:\n" + "\n".join(lines))
+                self.assertIn(f"({self.rule(family)})", line)
+                self.assertIn("tools/allowed_imports.toml", line)
+                self.assertIn("Fix: ", line)
+
+    def test_inline_assembly_syscall(self):
+        lines = [p for p in self.problems if "uses_asm_syscall()" in p]
+        self.assertEqual(len(lines), 1, "\n".join(self.problems))
+        self.assertIn("contains the instruction syscall", lines[0])
+        # ... and no other function has one (the launchers' code is clean).
+        self.assertEqual(len([p for p in self.problems if "contains the instruction" in p]), 1)
+
+    def test_cub_device_wide_algorithm(self):
+        problems = audit.audit_lab(TMP / "cub", LAB)
+        lines = [p for p in problems if "host function of cub (" in p]
+        self.assertEqual(len(lines), 1, "\n".join(problems))
+        self.assertRegex(lines[0], r"cub::(\w+::)*DeviceReduce::Sum<")  # cub::CUB_300001_SM_900::DeviceReduce
+        self.assertIn(f"({self.rule('libraries')})", lines[0])
+        # The block-level kernel (device code) is none of it.
+        self.assertFalse([p for p in problems if "block_sums" in p or "block_level" in p], "\n".join(problems))
+
+    def test_one_problem_per_line_naming_the_object(self):
+        for p in self.problems:
+            self.assertNotIn("\n", p)
+            self.assertTrue(p.startswith(f"lib{LAB}_kernels.a(bad.o): ") or p.startswith("... and "), p)
+
+    def test_lab_addition_allows_only_what_it_names(self):
+        path = allow_list_with(f'[labs.{LAB}]\nwhy = "a test: threads by std::thread"\n'
+                               'demangled = ["*std::thread::*"]\n')
+        problems = audit.audit_lab(TMP / "bad", LAB, path)
+        self.assertFalse([p for p in problems if "std::thread" in p], "\n".join(problems))
+        self.assertTrue([p for p in problems if "uses_pthread()" in p and "(threads)" in p], "\n".join(problems))
+        self.assertTrue([p for p in problems if "uses_fopen() calls fopen (file I/O)" in p], "\n".join(problems))
+
+    def test_course_archives_are_not_audited(self):
+        path = allow_list_with(f'[labs.{LAB}]\nwhy = "a test"\ncourse_archives = ["lib{LAB}_kernels.a"]\n')
+        self.assertEqual(audit.student_archives(TMP / "bad", LAB, path), [])
+        self.assertEqual(audit.audit_lab(TMP / "bad", LAB, path), [])
+
+    def test_misspelt_key_is_an_error(self):
+        path = allow_list_with('[reject.typo]\nrule = "x"\nwhy = "x"\ndemangeld = ["fopen"]\n')
+        with self.assertRaisesRegex(audit.AuditError, "unknown key.*demangeld"):
+            audit.audit_lab(TMP / "bad", LAB, path)
+
+
+class Redefinitions(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.problems = audit.audit_lab(TMP / "redefine", LAB)
+
+    def find(self, text):
+        return [p for p in self.problems if text in p]
+
+    def test_course_symbol(self):
+        lines = self.find("defines cudalabs::check_close(std::span<float const, 18446744073709551615ul>, ")
+        mangled = "_ZN8cudalabs11check_closeESt4spanIKfLm18446744073709551615EES2_NS_9ToleranceE"
+        lines = [p for p in lines if f"({mangled})" in p]
+        self.assertEqual(len(lines), 1, "\n".join(self.problems))
+        self.assertIn("a redefinition reaching the checking code", lines[0])
+        self.assertIn("define or use it", lines[0])
+
+    def test_weak_copy_of_what_the_course_takes_from_a_library(self):
+        lines = self.find("defines cudalabs::flush_records()")
+        self.assertEqual(len(lines), 1, "\n".join(self.problems))
+        self.assertIn("calls it from a library", lines[0])
+
+    def test_system_library_function(self):
+        lines = self.find("defines write ")
+        self.assertEqual(len(lines), 1, "\n".join(self.problems))
+        self.assertIn("a system library", lines[0])
+
+    def test_the_lab_interface_is_the_students(self):
+        self.assertFalse(self.find("lab99::scale"), "\n".join(self.problems))
+        self.assertEqual(len(self.problems), 3, "\n".join(self.problems))
+
+
+class CommandLine(unittest.TestCase):
+    def test_exit_codes(self):
+        rc, out = run_cli("--build", str(TMP / "clean"))
+        self.assertEqual(rc, 0, out)
+        self.assertIn(f"{LAB}: ok (lib{LAB}_kernels.a: ", out)
+        rc, out = run_cli("--build", str(TMP / "bad"), "--labs", "99")
+        self.assertEqual(rc, 1, out)
+        self.assertIn(f"{LAB}: REJECTED", out)
+        self.assertIn("uses_fopen() calls fopen (file I/O)", out)
+        rc, out = run_cli("--build", str(TMP / "clean"), "--labs", "42")
+        self.assertEqual(rc, 2, out)
+        self.assertIn("no lab '42'", out)
+        rc, out = run_cli("--build", str(TMP / "nothing-here"))
+        self.assertEqual(rc, 2, out)
+        rc, out = run_cli("--no-such-flag")
+        self.assertEqual(rc, 2, out)
+
+    def test_runs_as_a_module_from_tools(self):
+        rc, out = run_cli("--build", str(TMP / "clean"), "--families", cwd=ROOT / "tools", module=True)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("cuda_launch (", out)
+
+
+class CourseBuild(unittest.TestCase):
+    def test_every_course_lab_is_accepted(self):
+        if COURSE_BUILD is None or not audit.lab_dirs(COURSE_BUILD):
+            self.skipTest("no course build given (argument 1), or it has no labs")
+        labs = audit.lab_dirs(COURSE_BUILD)
+        if not any(audit.student_archives(COURSE_BUILD, lab) for lab in labs):
+            self.skipTest(f"{COURSE_BUILD} has no kernel archives yet (not built)")
+        for lab in labs:
+            with self.subTest(lab=lab):
+                self.assertEqual(audit.audit_lab(COURSE_BUILD, lab), [])
+
+    def test_lab_additions_name_course_labs(self):
+        """Every [labs.*] of the allow-list is a lab of the course (labs/NN_name/)."""
+        with open(audit.DEFAULT_ALLOW_FILE, "rb") as f:
+            labs = audit.tomllib.load(f).get("labs", {})
+        for lab in labs:
+            self.assertTrue((ROOT / "labs" / lab / "meson.build").is_file(), f"[labs.{lab}]: no labs/{lab}/")
+            self.assertTrue(labs[lab].get("why"), f"[labs.{lab}] says not why")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

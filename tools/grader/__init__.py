@@ -1,0 +1,1 @@
+"""The grader's modules (tools/grade.py is the command)."""

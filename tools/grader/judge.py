@@ -1,0 +1,108 @@
+"""The verdict of a graded run: the judge's records, the graded program's times.
+
+A graded program holds a student's code, so what it writes is evidence, never a
+verdict (docs/instructor-guide.md, "What is trusted"). Each of its runs leaves,
+with --evidence DIR, every output its checks compared; the judge, the course's
+own build of the lab run with the same arguments and --judge DIR, compares
+those outputs with its own references (common/include/cudalabs/evidence.hpp)
+and writes its own records. merge() makes the records the grader scores:
+
+  - one per judge record, in the judge's order (the judge decides which
+    checks there are: a record the graded program never wrote fails);
+  - passed only when the judge passed it AND the graded program's own record of
+    it passed (its trace of the GPU work, a starter kit's "not implemented yet"
+    and its own checks can only take points away);
+  - the times (median_ms, the baseline's, the clocks) from the graded program,
+    where timing must happen; rates recomputed from those times and the
+    judge's declared work (bytes, FLOPs), never taken from the graded record.
+"""
+from __future__ import annotations
+
+import json
+
+# What the graded program measured: kept from its record (timing stays in the
+# program; a submission can forge these only by corrupting the harness's memory).
+MEASURED = ("timed", "median_ms", "min_ms", "mean_ms", "stddev_ms", "ci95_ms", "runs", "stop", "no_gap_ms",
+            "no_gap_batch", "ceiling", "ceiling_value", "baseline", "peak", "peak_gflops", "clocks", "throttled",
+            "throttle_why", "power_capped", "gpu_work", "resources", "implausible", "implausible_why", "suspect")
+
+
+def key(record: dict) -> tuple:
+    """Which check a record is: its variant, its size and the lab's flags."""
+    return (record.get("variant"), json.dumps(record.get("size", {}), sort_keys=True),
+            json.dumps(record.get("flags", {}), sort_keys=True))
+
+
+def merge(graded: list[dict], judged: list[dict]) -> list[dict]:
+    """The records to score: see the module's docstring."""
+    by_key: dict[tuple, list[dict]] = {}
+    for g in graded:
+        by_key.setdefault(key(g), []).append(g)
+    taken: dict[tuple, int] = {}
+    merged = []
+    for j in judged:
+        k = key(j)
+        index = taken.get(k, 0)
+        taken[k] = index + 1
+        candidates = by_key.get(k, [])
+        g = candidates[index] if index < len(candidates) else None
+        m = dict(j)
+        m["judged"] = True
+        m.pop("judge", None)
+        if g is None:
+            m["passed"] = False
+            m["failure"] = ("the graded program wrote no record of this check (it stopped or crashed before it); "
+                            + (j.get("failure") or "the judge found no output for it"))
+            merged.append(m)
+            continue
+        for field in MEASURED:
+            if field in g:
+                m[field] = g[field]
+        m["passed"] = bool(j.get("passed")) and bool(g.get("passed"))
+        if not g.get("passed"):
+            m["failure"] = g.get("failure") or j.get("failure") or "failed its check"
+        elif not j.get("passed"):
+            m["failure"] = "judged: " + (j.get("failure") or "failed its check")
+        merged.append(m)
+    rate(merged)
+    return merged
+
+
+def rate(records: list[dict]) -> None:
+    """Rates from the graded program's times and the judge's declared work:
+    GB/s, GFLOP/s, % of the measured ceiling, the ratio to the baseline measured
+    in the same run; a FLOP/s above the device's peak (from the judge's record)
+    is implausible whatever the graded record says."""
+    def size(r):
+        return json.dumps(r.get("size", {}), sort_keys=True)
+
+    timed = {(size(r), r["variant"]): r for r in records if r.get("timed") and r.get("median_ms")}
+    for r in records:
+        ms = r.get("median_ms") or 0
+        if not r.get("timed") or ms <= 0:
+            continue
+        bytes_, flops = r.get("bytes") or 0, r.get("flops") or 0
+        r["gbps"] = bytes_ / (ms * 1e6) if bytes_ else 0
+        r["gflops"] = flops / (ms * 1e6) if flops else 0
+        base = timed.get((size(r), r.get("baseline")))
+        if base is not None and base is not r:
+            r["baseline_ms"] = base["median_ms"]
+            r["vs_baseline"] = base["median_ms"] / ms
+        ceiling = r.get("ceiling")
+        if ceiling and ceiling == r["variant"]:
+            r["pct_of_ceiling"] = 100.0  # the library baseline is its own ceiling
+        elif ceiling and ceiling == r.get("baseline") and base is not None:
+            r["pct_of_ceiling"] = 100.0 * r["vs_baseline"]
+        elif ceiling and r.get("ceiling_value") and r["gbps"]:
+            r["pct_of_ceiling"] = 100.0 * r["gbps"] / r["ceiling_value"]
+        peak = r.get("peak_gflops") or 0
+        if peak and r["gflops"] > peak:
+            r["implausible"] = True
+            r["implausible_why"] = (f"{r['gflops']:.0f} GFLOP/s is above the device's {r.get('peak', '')} peak of "
+                                    f"{peak:.0f} GFLOP/s")
+
+
+def declared_work(record: dict) -> bool:
+    """Whether a timed record says what work it did (bytes or FLOPs): without
+    it no plausibility gate can hold its time, so it earns no performance points."""
+    return bool(record.get("bytes")) or bool(record.get("flops"))
