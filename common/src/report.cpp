@@ -138,6 +138,8 @@ std::string to_json(const Record& r, const DeviceInfo& dev) {
     work["copies_to_host"] = r.gpu_work.copies_to_host;
     work["copies_to_device"] = r.gpu_work.copies_to_device;
     work["host_syncs"] = r.gpu_work.host_syncs;
+    work["end_marked"] = r.gpu_work.end_marked;  // the stream contract's marker was seen
+    work["unjoined"] = r.gpu_work.unjoined;
   } else {
     work["why_not"] = r.gpu_work.not_traced_why;
   }

@@ -61,6 +61,7 @@ struct Cupti {
   decltype(&cuptiActivityEnable) enable = nullptr;
   decltype(&cuptiActivityDisable) disable = nullptr;
   decltype(&cuptiActivityFlushAll) flush_all = nullptr;
+  decltype(&cuptiGetTimestamp) timestamp = nullptr;
   decltype(&cuptiActivityGetNextRecord) next_record = nullptr;
   decltype(&cuptiGetResultString) result_string = nullptr;
   bool ok = false;
@@ -70,7 +71,11 @@ struct Cupti {
 // Counts of the current trace; CUPTI delivers buffers on its own thread.
 std::mutex g_mutex;
 GpuWork g_work;
-bool g_counting_api = false;
+// CUPTI timestamps (the clock of its API records): API calls that start after
+// g_api_until are the harness's own, not the run's; the first cudaMemsetAsync
+// that starts after g_marker_after is the stream contract's marker. Times, not
+// flushes: a forced flush may wait for the device, and so for the hold.
+std::uint64_t g_api_until = ~0ull, g_marker_after = ~0ull;
 
 // The fields every version of CUpti_ActivityMemcpy (5 in CUDA 12, 6 in 13) starts with.
 struct MemcpyPrefix {
@@ -149,8 +154,8 @@ void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, s
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
         case CUPTI_ACTIVITY_KIND_KERNEL: {
           const auto* k = reinterpret_cast<const KernelPrefix*>(record);
-          // The harness's own hold on the default stream (stream_contract.cu)
-          // is launched before the trace starts; should CUPTI report it, it is not the run's.
+          // The harness's own hold on the default stream (stream_contract.cu) is
+          // traced too: it is not the run's work.
           if (k->name && std::strstr(k->name, "cudalabs_hold_default_stream")) break;
           ++g_work.kernels;
           g_activities.push_back({std::string("kernel ") + (k->name ? k->name : "?"), k->start, k->end, k->correlation});
@@ -175,9 +180,9 @@ void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, s
         }
         case CUPTI_ACTIVITY_KIND_RUNTIME: {
           const auto* api = reinterpret_cast<const CUpti_ActivityAPI*>(record);
-          if (g_counting_api && is_host_sync(api->cbid)) ++g_work.host_syncs;
+          if (api->start < g_api_until && is_host_sync(api->cbid)) ++g_work.host_syncs;
           // The first cudaMemsetAsync after mark_end() is the harness's marker.
-          if (g_marker_armed && g_marker_correlation == 0 &&
+          if (g_marker_armed && g_marker_correlation == 0 && api->start >= g_marker_after &&
               (api->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020 ||
                api->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000))
             g_marker_correlation = api->correlationId;
@@ -214,7 +219,7 @@ Cupti load_cupti() {
   }
   auto sym = [&](auto& fn, const char* name) { fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name)); return fn != nullptr; };
   if (!(sym(c.register_callbacks, "cuptiActivityRegisterCallbacks") && sym(c.enable, "cuptiActivityEnable") &&
-        sym(c.disable, "cuptiActivityDisable") && sym(c.flush_all, "cuptiActivityFlushAll") &&
+        sym(c.disable, "cuptiActivityDisable") && sym(c.flush_all, "cuptiActivityFlushAll") && sym(c.timestamp, "cuptiGetTimestamp") &&
         sym(c.next_record, "cuptiActivityGetNextRecord") && sym(c.result_string, "cuptiGetResultString"))) {
     c.why_not = "CUPTI library lacks the activity API";
     return c;
@@ -265,7 +270,7 @@ void GpuWorkTrace::start() {
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_work = GpuWork{};
-    g_counting_api = true;
+    g_api_until = g_marker_after = ~0ull;
     g_activities.clear();
     g_marker_armed = false;
     g_marker_correlation = 0;
@@ -282,15 +287,19 @@ void GpuWorkTrace::start() {
 
 void GpuWorkTrace::stop_api() {
   if (!active_) return;
-  cupti().flush_all(1);  // deliver the API records of the run itself first
+  std::uint64_t now = 0;
+  cupti().timestamp(&now);
   std::lock_guard<std::mutex> lock(g_mutex);
-  g_counting_api = false;
+  g_api_until = now;
 }
 
 void GpuWorkTrace::mark_end() {
   if (!active_) return;
+  std::uint64_t now = 0;
+  cupti().timestamp(&now);
   std::lock_guard<std::mutex> lock(g_mutex);
   g_marker_armed = true;
+  g_marker_after = now;
 }
 
 GpuWork GpuWorkTrace::stop() {

@@ -11,6 +11,14 @@ files in its lab folder (symbolic links for everything else), and the course
 build's own compile command of that lab's kernels.cu moved to the tree (PTX for
 one architecture, as tests/starter/build_starter.py does for the starter kit).
 
+A case whose own file the grader's include check (tools/grader/sources.py)
+rejects (include_outside_tree) is not compiled, here or by its GPU test: the
+grader rejects it before compiling, so it cannot go stale; this script says so,
+with the check's first line, instead of compiling it. Where the check rejects
+one of the course's student files that the case does not touch, the case is
+still compiled, with a warning: its GPU test would be rejected for the course's
+file, not for its bug (a course problem, not the case's).
+
 usage: compile_cases.py WORK --course-build BUILD
 """
 import argparse
@@ -24,6 +32,7 @@ sys.path.insert(0, str(ROOT / "tests" / "starter"))
 sys.path.insert(0, str(HERE))
 import build_starter  # noqa: E402  (its compile_kernels: the course build's command, moved)
 import grade_case  # noqa: E402  (the submission its GPU test grades)
+from grader import sources  # noqa: E402  (tools/grader/sources.py: the include check; grade_case put tools/ on the path)
 
 
 def case_tree(case, tree):
@@ -57,7 +66,7 @@ def main():
     args = p.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
     args.work.mkdir(parents=True)
-    failed = []
+    failed, not_compiled = [], []
     cases = sorted(c for c in HERE.iterdir() if c.is_dir() and not c.name.startswith("_"))
     for case in cases:
         # The GPU test grades grade_case's assembly of the case: it must be a
@@ -65,11 +74,25 @@ def main():
         # or the test would fail for a missing file instead of the bug.
         submission = args.work.resolve() / case.name / "submission"
         grade_case.assemble(case, submission)
+        rejected, course_rejected = [], []
         for folder in sorted(submission.iterdir()):
             err, ignored = grade_case.grade.take_student_files(folder, grade_case.config()[folder.name],
                                                                args.work.resolve() / case.name / "taken")
             if err or ignored:
                 failed.append(f"{case.name} (as a submission: {err or 'ignored ' + ', '.join(ignored)})")
+            files = grade_case.config()[folder.name]["student_files"]
+            own = [f for f in files if (case / folder.name / f).is_file()]
+            rejected += sources.problems(folder, own)
+            course_rejected += sources.problems(folder, [f for f in files if f not in own])
+        if course_rejected:
+            print(f"{case.name}: WARNING: the include check rejects a course file of this submission, so its GPU "
+                  f"test is rejected for that, not for its bug: {course_rejected[0]}")
+        if rejected:
+            # The grader rejects it before compiling (build_submission): so does this test.
+            print(f"{case.name}: not compiled: the include check rejects it before compiling, as its GPU test "
+                  f"expects: {rejected[0]}")
+            not_compiled.append(case.name)
+            continue
         tree = args.work.resolve() / case.name / "tree"
         labs = case_tree(case, tree)
         if not labs:
@@ -82,7 +105,10 @@ def main():
         print(f"FAIL: these broken cases no longer compile against the course's interface: {', '.join(failed)}"
               " (update the case from the course's file, keeping its one bug)")
         return 1
-    print(f"ok: all {len(cases)} broken cases compile against today's kernels.hpp/kernels.cu")
+    compiled = len(cases) - len(not_compiled)
+    print(f"ok: all {compiled} broken cases that the grader compiles compile against today's kernels.hpp/kernels.cu"
+          + (f" ({len(not_compiled)} rejected by the include check before compiling: {', '.join(not_compiled)})"
+             if not_compiled else ""))
     return 0
 
 

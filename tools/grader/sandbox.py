@@ -541,6 +541,9 @@ def prepare_writable(paths) -> None:
         return
     for top in paths:
         top = os.path.realpath(os.fspath(top))
+        # bwrap enters the folder (--chdir) before it drops to nobody, as a root
+        # without capabilities: a 0700 folder (tempfile.mkdtemp's) must let it through.
+        os.chmod(top, os.stat(top).st_mode | 0o111)
         entries = [top]
         for folder, dirs, files in os.walk(top):  # does not follow symlinks
             entries += [os.path.join(folder, name) for name in dirs + files]
