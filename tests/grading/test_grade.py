@@ -310,6 +310,28 @@ class SymbolAudit(unittest.TestCase):
         self.assertIn("cudalabs::checker", why)
 
 
+class IncludeCheck(unittest.TestCase):
+    """tools/grader/sources.py: what a kernel file may include at compile time."""
+
+    def problems(self, text):
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "k.cuh").write_text(text)
+            return grade.sources.problems(Path(tmp), ["k.cuh"])
+
+    def test_headers_by_name_and_another_labs_header_pass(self):
+        self.assertEqual(self.problems('#include <cuda_runtime.h>\n#include "kernels.hpp"\n'
+                                       '#include "../12_softmax/softmax.cuh"\n#include <cudalabs/math.hpp>\n'), [])
+
+    def test_paths_out_of_the_tree_are_refused(self):
+        for line in ['#include "/etc/hostname"', '#  include </root/.ssh/id_rsa>', '#include "../../../etc/passwd"',
+                     '#include "../12_softmax/../../x.h"', '#include_next "/etc/shadow"',
+                     '#if __has_include("/etc/hostname")\n#endif', '#include \\\n "/etc/hostname"',
+                     '#define P </etc/passwd>\n#include P', 'asm(".incbin \\"/etc/passwd\\"");']:
+            found = self.problems(line + "\n")
+            self.assertTrue(found, line)
+            self.assertIn("k.cuh:", found[0])
+
+
 class SubmissionFolders(unittest.TestCase):
     def test_submission_folders_must_be_labs(self):
         labs = ["01_vector_add", "04_reduction"]
