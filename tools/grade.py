@@ -39,7 +39,6 @@ the GPU steps are reported "not run: no GPU".
 """
 import argparse
 import datetime
-import filecmp
 import hashlib
 import json
 import os
@@ -51,145 +50,23 @@ import subprocess
 import sys
 import tempfile
 import time
-import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-try:
-    import tomllib
-except ImportError:  # Python 3.10 (Ubuntu 22.04): the same parser as the tomli package
-    try:
-        import tomli as tomllib
-    except ImportError:
-        print("grade: error: Python " + sys.version.split()[0] + " has no tomllib; install python3-tomli "
-              "(sudo apt-get install python3-tomli) or use Python 3.11+", file=sys.stderr)
-        sys.exit(2)
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import records_to_csv  # noqa: E402  (tools/records_to_csv.py)
 from grader import audit, judge, sandbox, sources  # noqa: E402  (tools/grader/)
 from grader import draws  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-METRICS = ("auto", "vs_baseline", "pct_of_ceiling")
-SETTINGS = {"correctness", "performance", "variant", "metric", "threshold", "check_args", "timeout_s",
-            "student_files", "sanitize_args", "exercise_variants", "draw"}
-SANITIZERS = ("memcheck", "racecheck", "synccheck", "initcheck")
-NOT_RUN = "not run: no GPU"  # --build-only: a lab that built, its GPU steps not run
-
-
-class GradeError(Exception):
-    """A problem with how the grader was called or configured: exit 2."""
+# The grader's modules (tools/grader/); the names other tools and tests use from here.
+from grader.config import METRICS, NOT_RUN, ROOT, SANITIZERS, GradeError, edge_runs, lab_names, load_config  # noqa: E402,F401
+from grader.scoring import baseline_variants, judge_performance, size_product, size_text  # noqa: E402,F401
+from grader.reports import write_reports  # noqa: E402
 
 
 class NoGpu(Exception):
     """No usable GPU (or no sanitizer when one was asked for): exit 77."""
 
-
-# ---- the course ---------------------------------------------------------------
-
-def lab_names(root):
-    """The labs in course order, from labs/meson.build's lab_names list."""
-    text = (root / "labs" / "meson.build").read_text()
-    m = re.search(r"lab_names\s*=\s*\[(.*?)\]", text, re.S)
-    if not m:
-        raise GradeError(f"{root}/labs/meson.build has no lab_names = [...] list")
-    names = re.findall(r"'([^']+)'", m.group(1))
-    # Listed labs without a program yet are skipped by the build, and here.
-    return [n for n in names if (root / "labs" / n / "main.cu").is_file()]
-
-
-def edge_runs(root, lab):
-    """The named test runs of a lab's meson.build (lab_tests += {lab_name: {'edge': [...]}})
-    as (label, args). They come from the course tree, never from a submission."""
-    path = root / "labs" / lab / "meson.build"
-    if not path.is_file():
-        return []
-    text = path.read_text()
-    start = text.find("lab_tests")
-    if start < 0:
-        return []
-    open_at = text.find("{", start)
-    depth, end = 0, open_at
-    for end in range(open_at, len(text)):
-        depth += {"{": 1, "}": -1}.get(text[end], 0)
-        if depth == 0:
-            break
-    body = text[open_at:end + 1]
-    # String variables of the file (edge_sizes = '1,2,3'): a test's list may name them.
-    strings = dict(re.findall(r"^(\w+)\s*=\s*'([^']*)'\s*$", text, re.M))
-    runs = []
-    for label, args in re.findall(r"'([^']+)'\s*:\s*\[([^\]]*)\]", body):
-        items = []
-        for quoted, name in re.findall(r"'([^']*)'|([A-Za-z_]\w*)", args):
-            if name and name not in strings:
-                # Never drop an argument silently: '--size edge_sizes' without its
-                # value would run a different test (or none) and still look fine.
-                raise ValueError(f"{path}: test '{label}' uses {name}, which is not a string variable of that file")
-            items.append(quoted if not name else strings[name])
-        runs.append((label, items))
-    return runs
-
-
-def load_config(path, labs):
-    """Per-lab settings: [defaults] merged with [labs.NAME]. Checks every key and value."""
-    try:
-        with open(path, "rb") as f:
-            raw = tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise GradeError(f"{path}: {e}") from None
-    defaults = {"correctness": 6, "performance": 4, "variant": "best", "metric": "auto",
-                "threshold": 0.5, "check_args": [], "timeout_s": 600, "student_files": [], "sanitize_args": [],
-                "exercise_variants": [], "draw": {}}
-    unknown_top = set(raw) - {"defaults", "labs"}
-    if unknown_top:
-        raise GradeError(f"{path}: unknown section(s) {sorted(unknown_top)}; expected [defaults] and [labs.NAME]")
-    defaults.update(check_settings(path, "defaults", raw.get("defaults", {})))
-    per_lab = raw.get("labs", {})
-    stray = sorted(set(per_lab) - set(labs))
-    if stray:
-        raise GradeError(f"{path}: [labs.{stray[0]}] is not a lab of labs/meson.build (the labs are {', '.join(labs)})")
-    return {lab: {**defaults, **check_settings(path, f"labs.{lab}", per_lab.get(lab, {}))} for lab in labs}
-
-
-def check_settings(path, where, table):
-    for key, value in table.items():
-        bad = None
-        if key not in SETTINGS:
-            bad = f"unknown key; the keys are {', '.join(sorted(SETTINGS))}"
-        elif key == "draw":
-            if where == "defaults":
-                bad = "belongs to a lab: each lab declares the space of its own sizes and flags ([labs.NAME.draw])"
-            else:
-                try:
-                    draws.validate(f"{path}: [{where}.draw]", value)
-                except ValueError as e:
-                    raise GradeError(str(e)) from None
-        elif key in ("correctness", "performance", "timeout_s"):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                bad = "must be a number >= 0"
-        elif key == "threshold":
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 10:
-                bad = "must be a fraction > 0 (e.g. 0.8 = 80% of the baseline or ceiling)"
-        elif key == "metric" and value not in METRICS:
-            bad = f"must be one of {', '.join(METRICS)}"
-        elif key == "variant" and not (isinstance(value, str) and value):
-            bad = "must be a variant name or \"best\""
-        elif key == "student_files" and not (isinstance(value, list) and all(
-                isinstance(f, str) and f and "/" not in f and not f.startswith(".") for f in value)):
-            bad = "must be a list of file names in the lab's folder, e.g. [\"reduction.cuh\"]"
-        elif key == "exercise_variants" and not (isinstance(value, list) and len(set(value)) == len(value) and all(
-                isinstance(v, str) and re.fullmatch(r"[a-z0-9_]+", v) for v in value)):
-            bad = "must be a list of distinct variant names (as --list prints them), e.g. [\"shared\", \"warp_shuffle\"]"
-        elif key == "sanitize_args" and not (isinstance(value, list) and all(isinstance(a, str) for a in value)):
-            bad = "must be one argument list, e.g. [\"--size\", \"100003\"]"
-        elif key == "check_args" and not (isinstance(value, list) and
-                                          all(isinstance(a, list) and all(isinstance(s, str) for s in a) for a in value)):
-            bad = "must be a list of argument lists, e.g. [[\"--size\", \"1,1000003\"]]"
-        if bad:
-            raise GradeError(f"{path}: [{where}] {key} = {value!r}: {bad}")
-    return table
 
 
 # ---- running programs -----------------------------------------------------------
@@ -605,233 +482,6 @@ def finish_lab(result, args):
     result.perf = judge_performance(result.records, result.cfg) if result.correct and not args.correctness_only else {}
 
 
-# ---- scoring ------------------------------------------------------------------------
-
-def baseline_variants(records):
-    """The library baselines: a record whose ceiling is itself, or a variant named
-    as another record's baseline."""
-    names = {r["variant"] for r in records if r.get("ceiling") and r.get("ceiling") == r.get("variant")}
-    return names | {r["baseline"] for r in records if r.get("baseline")}
-
-
-def size_product(record):
-    product = 1
-    for v in record.get("size", {}).values():
-        product *= v
-    return product
-
-
-def size_text(record):
-    return " ".join(f"{k}={v}" for k, v in record.get("size", {}).items())
-
-
-def judge_performance(records, cfg):
-    """The performance test of one lab: which record, its fraction, the score."""
-    points = cfg["performance"]
-    if points <= 0:
-        return {}
-    timed = [r for r in records if r.get("timed") and r.get("passed")]
-    metric = cfg["metric"]
-    if metric == "auto":
-        metric = "vs_baseline" if any(r.get("vs_baseline") for r in timed) else "pct_of_ceiling"
-
-    def fraction(r):
-        v = r.get(metric)
-        if not v:
-            return None
-        return v / 100.0 if metric == "pct_of_ceiling" else v
-
-    baselines = baseline_variants(records)
-    # A result faster than the hardware can be is a wrong measurement (a kernel
-    # that skips its work when it finds the output already right, a wrong byte
-    # count): no performance points for the lab, whatever the threshold.
-    impossible = [r for r in timed if r.get("implausible") and r["variant"] not in baselines]
-    if impossible:
-        r = impossible[0]
-        return {"score": 0, "passed": False, "metric": metric, "threshold": cfg["threshold"], "implausible": True,
-                "text": f"IMPLAUSIBLE: {r['variant']} at {size_text(r)}: {r.get('implausible_why', 'faster than the hardware')}"
-                        f" -> 0/{points:g}"}
-    candidates = [r for r in timed if r["variant"] not in baselines and fraction(r) is not None]
-    if cfg["variant"] != "best":
-        candidates = [r for r in candidates if r["variant"] == cfg["variant"]]
-    # Plausibility needs declared work: a time whose bytes and FLOPs nobody
-    # declared cannot be held against the hardware's limits.
-    undeclared = [r for r in candidates if not judge.declared_work(r)]
-    candidates = [r for r in candidates if judge.declared_work(r)]
-    if undeclared and not candidates:
-        r = undeclared[0]
-        return {"score": 0, "passed": False, "metric": metric, "threshold": cfg["threshold"],
-                "text": f"{r['variant']} at {size_text(r)} declares no work (bytes or FLOPs), so no plausibility "
-                        f"gate holds its time -> 0/{points:g}"}
-    what = "the baseline" if metric == "vs_baseline" else "the ceiling"
-    if not candidates:
-        wanted = f"variant {cfg['variant']}" if cfg["variant"] != "best" else "any variant"
-        return {"score": 0, "passed": False, "metric": metric, "threshold": cfg["threshold"],
-                "text": f"no {metric} measured for {wanted} (check 'variant'/'metric' in tools/grading.toml)"}
-    largest = max(size_product(r) for r in candidates)
-    best = max((r for r in candidates if size_product(r) == largest), key=fraction)
-    value = fraction(best)
-    threshold = cfg["threshold"]
-    score = round(points * min(1.0, value / threshold), 2)
-    against = best.get("baseline") if metric == "vs_baseline" else best.get("ceiling")
-    return {"score": score, "passed": value >= threshold, "metric": metric, "variant": best["variant"],
-            "size": size_text(best), "value": value, "threshold": threshold,
-            "text": f"{best['variant']} at {size_text(best)}: {value:.2f} of {what} ({against}), "
-                    f"threshold {threshold:.2f} -> {score:g}/{points:g}"}
-
-
-# ---- reports ---------------------------------------------------------------------------
-
-def fmt_number(v, spec, suffix=""):
-    return f"{v:{spec}}{suffix}" if isinstance(v, (int, float)) and v else "-"
-
-
-def variant_rows(result):
-    """One row per variant: the check over all its records, numbers at its largest timed size."""
-    rows = []
-    baselines = baseline_variants(result.records)
-    order = list(dict.fromkeys(r["variant"] for r in result.records))
-    for variant in order:
-        mine = [r for r in result.records if r["variant"] == variant]
-        timed = [r for r in mine if r.get("timed")]
-        at = max(timed, key=size_product) if timed else None
-        rows.append({
-            "variant": variant + (" (baseline)" if variant in baselines else ""),
-            "check": ("PASS" if all(r.get("passed") for r in mine) else "FAIL") +
-                     ("!" if any(r.get("implausible") for r in mine) else ""),
-            "size": size_text(at) if at else "",
-            "ms": fmt_number(at and at.get("median_ms"), ".4f"),
-            "ceil": fmt_number(at and at.get("pct_of_ceiling"), ".1f", "!" if at and at.get("suspect") else ""),
-            "vs": fmt_number(at and at.get("vs_baseline"), ".2f", "x"),
-        })
-    return rows
-
-
-def results_table(results):
-    head = f"{'lab':<26} {'variant':<28} {'check':<5}  {'size':<24} {'median ms':>10} {'%ceil':>7} {'vs base':>8}"
-    lines = [head, "-" * len(head)]
-    for res in results:
-        if res.status != "graded":
-            lines.append(f"{res.lab:<26} {'(' + res.status + ')':<28} {'-' if res.status != 'does not build' else 'FAIL':<5}")
-            continue
-        rows = variant_rows(res)
-        if not rows:
-            lines.append(f"{res.lab:<26} {'(no records)':<28} {'FAIL':<5}")
-        for row in rows:
-            lines.append(f"{res.lab:<26} {row['variant']:<28} {row['check']:<5}  {row['size']:<24} "
-                         f"{row['ms']:>10} {row['ceil']:>7} {row['vs']:>8}")
-    if any(r.get("implausible") for res in results for r in res.records):
-        lines.append("PASS! = correct, but a time faster than the hardware can be (implausible): no performance points")
-    return "\n".join(lines)
-
-
-def score_table(results):
-    head = f"{'lab':<26} {'correctness':>11} {'performance':>11} {'score':>9}   notes"
-    lines = [head, "-" * len(head)]
-    total = maximum = 0
-    for res in results:
-        if not res.graded:
-            lines.append(f"{res.lab:<26} {'-':>11} {'-':>11} {'-':>9}   {res.status}{': ' + res.note if res.note else ''}")
-            continue
-        c, p, m = res.correctness_score, res.performance_score, res.max_score
-        total, maximum = total + c + p, maximum + m
-        if res.status == "does not build":
-            note = "does not build"
-        elif not res.correct:
-            note = res.problems[0].splitlines()[0]
-        else:
-            note = res.perf.get("text", "")
-        if res.notes:
-            note += "; " + "; ".join(res.notes)
-        lines.append(f"{res.lab:<26} {c:>5g}/{res.cfg['correctness']:<5g} {p:>5g}/{res.cfg['performance']:<5g} "
-                     f"{c + p:>4g}/{m:<4g}   {note}")
-    lines.append(f"{'total':<26} {'':>11} {'':>11} {total:>4g}/{maximum:<4g}")
-    return "\n".join(lines)
-
-
-def correctness_text(res):
-    if res.status == "does not build":
-        return "does not build:\n" + res.note
-    if res.correct:
-        checks = len({(r['variant'], size_text(r)) for r in res.records})
-        text = (f"all {checks} variant/size checks passed (first run, repeated run, fresh inputs; "
-                f"each on a poisoned output; GPU work traced)")
-        text += "; compute-sanitizer " + ", ".join(SANITIZERS) + " clean" if res.sanitizer == "clean" else ""
-        return text + "".join("\n" + n for n in res.notes)
-    shares = res.exercise_shares()
-    split = (["exercise variants (points split among them): " +
-              ", ".join(f"{v} {points:g}" for v, points in shares.items())] if shares else [])
-    return "\n".join(split + res.problems + res.notes)
-
-
-def tests_of(res):
-    """(name, score, max_score, passed, output) for the lab's tests."""
-    tests = [("correctness", res.correctness_score, res.cfg["correctness"], res.correct, correctness_text(res))]
-    if res.cfg["performance"] > 0:
-        if res.correct and res.perf:
-            tests.append(("performance", res.performance_score, res.cfg["performance"], res.perf["passed"],
-                          res.perf["text"]))
-        else:
-            why = "not measured: correctness failed" if not res.correct else "not measured (--correctness-only)"
-            tests.append(("performance", 0, res.cfg["performance"], False, why))
-    return tests
-
-
-def gradescope_json(results, header):
-    tests = []
-    for res in results:
-        if not res.graded:
-            continue
-        for name, score, max_score, passed, output in tests_of(res):
-            tests.append({"name": f"{res.lab}: {name}", "score": score, "max_score": max_score,
-                          "status": "passed" if passed else "failed", "output": output})
-    skipped = [f"{r.lab} ({r.status})" for r in results if not r.graded]
-    output = header + (f"\nnot graded: {', '.join(skipped)}" if skipped else "")
-    return {"score": round(sum(t["score"] for t in tests), 2), "output": output, "tests": tests}
-
-
-def junit_xml(results, header):
-    suites = ET.Element("testsuites", name="cudalabs grade")
-    for res in results:
-        suite = ET.SubElement(suites, "testsuite", name=res.lab, time=f"{res.seconds:.2f}")
-        ET.SubElement(ET.SubElement(suite, "properties"), "property", name="grader", value=header)
-        if not res.graded:
-            case = ET.SubElement(suite, "testcase", classname=res.lab, name="correctness", time="0")
-            ET.SubElement(case, "skipped", message=res.status + (": " + res.note if res.note else ""))
-            suite.set("tests", "1"), suite.set("failures", "0"), suite.set("skipped", "1")
-            continue
-        failures = 0
-        for name, score, max_score, passed, output in tests_of(res):
-            case = ET.SubElement(suite, "testcase", classname=res.lab, name=name,
-                                 time=f"{res.seconds:.2f}" if name == "correctness" else "0")
-            if passed:
-                ET.SubElement(case, "system-out").text = f"{score:g}/{max_score:g}: {output}"
-            else:
-                failures += 1
-                first = output.splitlines()[0] if output else "failed"
-                ET.SubElement(case, "failure", message=f"{score:g}/{max_score:g}: {first}").text = output
-        suite.set("tests", str(len(suite.findall("testcase"))))
-        suite.set("failures", str(failures))
-        suite.set("skipped", "0")
-    for key in ("tests", "failures", "skipped"):
-        suites.set(key, str(sum(int(s.get(key)) for s in suites)))
-    ET.indent(suites)
-    return ET.ElementTree(suites)
-
-
-def write_reports(results, out, header, trust=None):
-    records = [r for res in results for r in res.records]
-    records_to_csv.write_csv(records, out / "records.csv")
-    junit_xml(results, header).write(out / "junit.xml", encoding="utf-8", xml_declaration=True)
-    gradescope = with_class_data(gradescope_json(results, header), results)
-    if trust is not None:
-        gradescope["extra_data"]["trust"] = trust
-    (out / "results.json").write_text(json.dumps(gradescope, indent=2) + "\n")
-    text = f"{header}\n\n{results_table(results)}\n\n{score_table(results)}\n"
-    (out / "summary.txt").write_text(text)
-    return text
-
-
 # ---- submissions -------------------------------------------------------------------------
 
 def submitted_labs(submission, labs):
@@ -948,39 +598,6 @@ def prebuilt_submission(folders, config, prebuilt):
             elif (here / "rejected.txt").is_file():
                 rejected[lab] = (here / "rejected.txt").read_text()
     return errors, ignored, rejected
-
-
-def first_line(res):
-    """The one line that says why a lab lost points: the compiler's first error, the first problem."""
-    if res.status == "does not build":
-        errors = [line for line in res.note.splitlines() if "error" in line]
-        return (errors or res.note.splitlines() or [""])[0].strip()
-    text = res.note if not res.graded else res.problems[0] if res.problems else res.perf.get("text", "")
-    return next(iter(text.splitlines()), "")
-
-
-def with_class_data(gradescope, results):
-    """results.json plus, in Gradescope's free-form extra_data, each lab's points and
-    flags as data (tools/grade_class.py makes the class table from them), and in
-    --build-only mode each built lab's tests, listed as not run."""
-    gradescope["tests"] += [{"name": f"{res.lab}: {name}", "score": 0, "max_score": res.cfg[name], "output": res.note}
-                            for res in results if res.status == "built"
-                            for name in ("correctness", "performance") if res.cfg[name] > 0]
-    labs = {}
-    for res in results:
-        flags = {"compile error": res.status == "does not build",
-                 "rejected": any(p.startswith("rejected:") for p in res.problems),
-                 "timeout": any("did not finish in" in p for p in res.problems),
-                 "sanitizer": res.sanitizer not in ("", "clean"),
-                 "implausible": bool(res.perf.get("implausible")) or any(r.get("implausible") for r in res.records),
-                 "throttled": any(r.get("throttled") for r in res.records),
-                 NOT_RUN: res.status == "built"}
-        labs[res.lab] = {"status": res.status, "correct": res.correct, "correctness": res.correctness_score,
-                         "performance": res.performance_score, "max_score": res.max_score,
-                         "flags": [name for name, on in flags.items() if on],
-                         "why": first_line(res)}
-    gradescope["extra_data"] = {"labs": labs}
-    return gradescope
 
 
 # ---- main ----------------------------------------------------------------------------------

@@ -1,0 +1,137 @@
+"""The course as the grader sees it: its labs, their named test runs, and
+tools/grading.toml's points, thresholds and runs, checked key by key."""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10 (Ubuntu 22.04): the same parser as the tomli package
+    try:
+        import tomli as tomllib
+    except ImportError:
+        print("grade: error: Python " + sys.version.split()[0] + " has no tomllib; install python3-tomli "
+              "(sudo apt-get install python3-tomli) or use Python 3.11+", file=sys.stderr)
+        sys.exit(2)
+
+from . import draws
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+METRICS = ("auto", "vs_baseline", "pct_of_ceiling")
+SETTINGS = {"correctness", "performance", "variant", "metric", "threshold", "check_args", "timeout_s",
+            "student_files", "sanitize_args", "exercise_variants", "draw"}
+SANITIZERS = ("memcheck", "racecheck", "synccheck", "initcheck")
+NOT_RUN = "not run: no GPU"  # --build-only: a lab that built, its GPU steps not run
+
+
+class GradeError(Exception):
+    """A problem with how the grader was called or configured: exit 2."""
+
+
+# ---- the course ---------------------------------------------------------------
+
+def lab_names(root):
+    """The labs in course order, from labs/meson.build's lab_names list."""
+    text = (root / "labs" / "meson.build").read_text()
+    m = re.search(r"lab_names\s*=\s*\[(.*?)\]", text, re.S)
+    if not m:
+        raise GradeError(f"{root}/labs/meson.build has no lab_names = [...] list")
+    names = re.findall(r"'([^']+)'", m.group(1))
+    # Listed labs without a program yet are skipped by the build, and here.
+    return [n for n in names if (root / "labs" / n / "main.cu").is_file()]
+
+
+def edge_runs(root, lab):
+    """The named test runs of a lab's meson.build (lab_tests += {lab_name: {'edge': [...]}})
+    as (label, args). They come from the course tree, never from a submission."""
+    path = root / "labs" / lab / "meson.build"
+    if not path.is_file():
+        return []
+    text = path.read_text()
+    start = text.find("lab_tests")
+    if start < 0:
+        return []
+    open_at = text.find("{", start)
+    depth, end = 0, open_at
+    for end in range(open_at, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[end], 0)
+        if depth == 0:
+            break
+    body = text[open_at:end + 1]
+    # String variables of the file (edge_sizes = '1,2,3'): a test's list may name them.
+    strings = dict(re.findall(r"^(\w+)\s*=\s*'([^']*)'\s*$", text, re.M))
+    runs = []
+    for label, args in re.findall(r"'([^']+)'\s*:\s*\[([^\]]*)\]", body):
+        items = []
+        for quoted, name in re.findall(r"'([^']*)'|([A-Za-z_]\w*)", args):
+            if name and name not in strings:
+                # Never drop an argument silently: '--size edge_sizes' without its
+                # value would run a different test (or none) and still look fine.
+                raise ValueError(f"{path}: test '{label}' uses {name}, which is not a string variable of that file")
+            items.append(quoted if not name else strings[name])
+        runs.append((label, items))
+    return runs
+
+
+def load_config(path, labs):
+    """Per-lab settings: [defaults] merged with [labs.NAME]. Checks every key and value."""
+    try:
+        with open(path, "rb") as f:
+            raw = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise GradeError(f"{path}: {e}") from None
+    defaults = {"correctness": 6, "performance": 4, "variant": "best", "metric": "auto",
+                "threshold": 0.5, "check_args": [], "timeout_s": 600, "student_files": [], "sanitize_args": [],
+                "exercise_variants": [], "draw": {}}
+    unknown_top = set(raw) - {"defaults", "labs"}
+    if unknown_top:
+        raise GradeError(f"{path}: unknown section(s) {sorted(unknown_top)}; expected [defaults] and [labs.NAME]")
+    defaults.update(check_settings(path, "defaults", raw.get("defaults", {})))
+    per_lab = raw.get("labs", {})
+    stray = sorted(set(per_lab) - set(labs))
+    if stray:
+        raise GradeError(f"{path}: [labs.{stray[0]}] is not a lab of labs/meson.build (the labs are {', '.join(labs)})")
+    return {lab: {**defaults, **check_settings(path, f"labs.{lab}", per_lab.get(lab, {}))} for lab in labs}
+
+
+def check_settings(path, where, table):
+    for key, value in table.items():
+        bad = None
+        if key not in SETTINGS:
+            bad = f"unknown key; the keys are {', '.join(sorted(SETTINGS))}"
+        elif key == "draw":
+            if where == "defaults":
+                bad = "belongs to a lab: each lab declares the space of its own sizes and flags ([labs.NAME.draw])"
+            else:
+                try:
+                    draws.validate(f"{path}: [{where}.draw]", value)
+                except ValueError as e:
+                    raise GradeError(str(e)) from None
+        elif key in ("correctness", "performance", "timeout_s"):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                bad = "must be a number >= 0"
+        elif key == "threshold":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 10:
+                bad = "must be a fraction > 0 (e.g. 0.8 = 80% of the baseline or ceiling)"
+        elif key == "metric" and value not in METRICS:
+            bad = f"must be one of {', '.join(METRICS)}"
+        elif key == "variant" and not (isinstance(value, str) and value):
+            bad = "must be a variant name or \"best\""
+        elif key == "student_files" and not (isinstance(value, list) and all(
+                isinstance(f, str) and f and "/" not in f and not f.startswith(".") for f in value)):
+            bad = "must be a list of file names in the lab's folder, e.g. [\"reduction.cuh\"]"
+        elif key == "exercise_variants" and not (isinstance(value, list) and len(set(value)) == len(value) and all(
+                isinstance(v, str) and re.fullmatch(r"[a-z0-9_]+", v) for v in value)):
+            bad = "must be a list of distinct variant names (as --list prints them), e.g. [\"shared\", \"warp_shuffle\"]"
+        elif key == "sanitize_args" and not (isinstance(value, list) and all(isinstance(a, str) for a in value)):
+            bad = "must be one argument list, e.g. [\"--size\", \"100003\"]"
+        elif key == "check_args" and not (isinstance(value, list) and
+                                          all(isinstance(a, list) and all(isinstance(s, str) for s in a) for a in value)):
+            bad = "must be a list of argument lists, e.g. [[\"--size\", \"1,1000003\"]]"
+        if bad:
+            raise GradeError(f"{path}: [{where}] {key} = {value!r}: {bad}")
+    return table
+
+
