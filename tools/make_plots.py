@@ -40,6 +40,11 @@ REDUCTION_LABS = ("04_reduction", "06_reduction_v2", "07_reduction_v3")
 MATMUL_LABS = ("05_matmul", "09_template_matmul", "10_vectorized_matmul", "11_register_blocked_matmul",
                "18_matmul_cublas_gap")
 COPY = "d2d_copy_gbps"
+# The roofline's two FLOP ceilings, each one cuBLAS record at its lab's largest size:
+# (lab, variant, input type). FP32 on the CUDA cores: lab 18's SGEMM (no TF32). Tensor
+# cores: lab 30's FP16 GEMM (FP32 accumulation), a different unit with a far higher rate.
+FP32_CEILING = ("18_matmul_cublas_gap", "cublas", None)
+TENSOR_CEILING = ("30_tensor_core_gemm", "cublas", "fp16")
 # Flag defaults that are not "0", per lab (the records carry each flag's value, defaults included).
 DEFAULT_FLAGS = {"30_tensor_core_gemm": {"dtype": "fp16"}}  # its BF16 and TF32 runs are options
 
@@ -70,6 +75,7 @@ class Records:
                        key=lambda kv: (kv[1], sum(v == "0" or DEFAULT_FLAGS.get(lab, {}).get(k) == v
                                                   for k, v in kv[0])))[0]
         main = {lab: main_flags(lab) for lab in counts}
+        self.every_flag = list(latest.values())  # the runs under other flags too (the roofline's ceilings)
         self.all = [r for r in latest.values() if flags(r) == main[r["lab"]]]
         self.gpu = next((r["gpu"] for r in self.all if r.get("gpu")), "unknown GPU")
         # The records of that GPU (the first file's: results/h100/): the roofline and
@@ -86,10 +92,13 @@ class Records:
 
     def copy_gbps(self, records=None):
         """The measured device-to-device copy bandwidth (each lab process measures it once)."""
-        values = [r["ceiling_value"] for r in (records or self.main) if r.get("ceiling") == COPY and r.get("ceiling_value")]
+        values = self.copy_values(records)
         if not values and records:
             return self.copy_gbps()
         return statistics.median(values) if values else 0
+
+    def copy_values(self, records=None):
+        return [r["ceiling_value"] for r in (records or self.main) if r.get("ceiling") == COPY and r.get("ceiling_value")]
 
 
 def is_sweep_point(r):
@@ -124,6 +133,12 @@ def uses_tensor_cores(variant):
     bf16_batched_grid ...). Lab 09's f16_tile16 is FP16 storage with FP32 FMAs on
     CUDA cores, so it does not count."""
     return bool({"fp16", "bf16"} & set(variant.split("_")))
+
+
+def on_tensor_cores(r):
+    """A record of a tensor-core kernel: FP16/BF16 in its variant's name (labs 16, 17,
+    31), or a lab whose input type is a flag (lab 30's --dtype fp16, bf16, tf32)."""
+    return uses_tensor_cores(r["variant"]) or r.get("flags", {}).get("dtype") in ("fp16", "bf16", "tf32")
 
 
 def variants_in_order(records):
@@ -312,14 +327,24 @@ def attention_time(d, tmp):
             + ("; PyTorch " + torch_recs[0].get("torch_version", "") if torch_recs else "")}
 
 
-def place_labels(points, xlim, ylim, size=(560, 500), char=(6.5, 12), near=0.12):
+def log_pixels(xlim, ylim, size):
+    """(x, y) -> pixels from the bottom left of a log-log plot area `size` pixels wide
+    and high, and its inverse."""
+    sx = size[0] / math.log10(xlim[1] / xlim[0])  # pixels per decade
+    sy = size[1] / math.log10(ylim[1] / ylim[0])
+    return (lambda x, y: (math.log10(x / xlim[0]) * sx, math.log10(y / ylim[0]) * sy),
+            lambda u, v: (xlim[0] * 10 ** (u / sx), ylim[0] * 10 ** (v / sy)))
+
+
+def place_labels(points, xlim, ylim, size=(560, 500), char=(6.5, 12), near=0.12, avoid=()):
     """Labels for the points of a log-log plot, placed where they do not overlap.
 
     points: (x, y, text). Points closer than `near` decades on both axes share
     one label ('02 03 08': the same vector add). Each label goes right of, left
-    of, above or below its point, the first of these that overlaps no point and
-    no label placed before it, in pixels estimated from the plot's size (size:
-    the plot area; char: one character's width and height). Returns rows
+    of, above or below its point, the first of these that overlaps no point, no
+    label placed before it and no box of `avoid` (pixels, as log_pixels gives
+    them: text the plot draws elsewhere), in pixels estimated from the plot's size
+    (size: the plot area; char: one character's width and height). Returns rows
     (x, y, text) of the label's centre, for gnuplot's 'with labels center'."""
     groups = []  # [x, y, [texts]]
     for x, y, text in points:
@@ -330,16 +355,12 @@ def place_labels(points, xlim, ylim, size=(560, 500), char=(6.5, 12), near=0.12)
                 break
         else:
             groups.append([x, y, [text]])
-    sx = size[0] / math.log10(xlim[1] / xlim[0])  # pixels per decade
-    sy = size[1] / math.log10(ylim[1] / ylim[0])
-
-    def px(x, y):
-        return math.log10(x / xlim[0]) * sx, math.log10(y / ylim[0]) * sy
+    px, data = log_pixels(xlim, ylim, size)
 
     def overlaps(a, b):
         return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
-    taken = [(u - 7, v - 7, u + 7, v + 7) for u, v in (px(x, y) for x, y, _ in points)]
+    taken = [(u - 7, v - 7, u + 7, v + 7) for u, v in (px(x, y) for x, y, _ in points)] + list(avoid)
     rows = []
     for x, y, texts in groups:
         text = " ".join(texts)
@@ -349,18 +370,59 @@ def place_labels(points, xlim, ylim, size=(560, 500), char=(6.5, 12), near=0.12)
                  (u - w / 2, v + 9, u + w / 2, v + 9 + h), (u - w / 2, v - 9 - h, u + w / 2, v - 9)]
         box = min(boxes, key=lambda b: sum(overlaps(b, t) for t in taken))  # first free one, else the least crowded
         taken.append(box)
-        cu, cv = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-        rows.append([xlim[0] * 10 ** (cu / sx), ylim[0] * 10 ** (cv / sy), text])
+        rows.append([*data((box[0] + box[2]) / 2, (box[1] + box[3]) / 2), text])
     return rows
+
+
+def number_text(v):
+    """A recorded value as the record holds it (52075.8, 736030, 2929.88): the number in
+    a ceiling's label is the record's, not a rounding of it."""
+    return f"{v:.10g}"
+
+
+def gemm_ceiling(d, lab, variant, dtype):
+    """The record that sets a FLOP ceiling: `variant` of `lab` at the lab's largest size,
+    on the main GPU, with `dtype` inputs (None: the lab has one input type). Taken from
+    the runs under every flag, so lab 30's FP16 cuBLAS is the tensor-core ceiling even
+    where another type's run is the lab's main one. None where the records have none."""
+    default = DEFAULT_FLAGS.get(lab, {}).get("dtype")
+    recs = [r for r in d.every_flag if r["lab"] == lab and r["variant"] == variant and r.get("gflops")
+            and r.get("gpu", d.gpu) == d.gpu
+            and (dtype is None or r.get("flags", {}).get("dtype", default) == dtype)]
+    return largest(recs)[-1] if recs else None
+
+
+def roofline_ceilings(d):
+    """The roofline's three ceilings: {"memory": ..., "fp32": ..., "tensor": ...}, each
+    {"value": GB/s or GFLOP/s, "head": what it is and its value, "source": the records
+    it comes from}; None for a ceiling the records do not hold."""
+    ceilings = {}
+    # Every run on the main GPU measured the copy, whatever its flags (lab 25's int scans too).
+    values = d.copy_values([r for r in d.every_flag if r.get("gpu", d.gpu) == d.gpu])
+    bw = statistics.median(values) if values else 0
+    ceilings["memory"] = {"value": bw, "head": f"device-to-device copy: {number_text(bw)} GB/s",
+                          "source": f"{COPY}, median of {len(values)} records"} if bw else None
+    for key, (lab, variant, dtype), what in (("fp32", FP32_CEILING, "FP32, CUDA cores"),
+                                             ("tensor", TENSOR_CEILING, "tensor cores")):
+        r = gemm_ceiling(d, lab, variant, dtype)
+        gemm = f"cuBLAS {dtype.upper()} GEMM" if dtype else "cuBLAS SGEMM"
+        ceilings[key] = {"value": r["gflops"], "head": f"{what}: {number_text(r['gflops'])} GFLOP/s",
+                         "source": f"{gemm}, lab {short(lab)} {variant} at {shape_text(r['size'])}"} if r else None
+    return ceilings
+
+
+# The roofline's size in pixels and its plot area's edges (fractions of it: left, right,
+# bottom, top), fixed so that the labels placed here land where gnuplot draws them.
+ROOFLINE_SIZE = (1200, 680)
+ROOFLINE_AREA = (0.07, 0.70, 0.11, 0.93)
+CEILING_CHAR = (7.0, 13.0)  # a character of the ceilings' labels (font 10), in pixels
 
 
 def roofline(d, tmp):
     fp32, tensor = [], []
-    library = []  # every library baseline
     for lab in sorted({r["lab"] for r in d.main}):
         recs = [r for r in d.main if r["lab"] == lab and not is_sweep_point(r)]
         base = baseline_variants(recs)
-        library += [r for r in recs if r["variant"] in base]
         # The lab's own kernels on device memory, measured against the copy bandwidth or
         # a library: no baselines, library pipelines, CPU rows or diagnostics.
         kernels = [r for r in recs if r["variant"] not in base and is_lab_kernel(r["variant"])
@@ -369,37 +431,69 @@ def roofline(d, tmp):
         if not kernels:
             continue
         top = largest(kernels)
-        # The best FP32 kernel, and apart from it the best tensor-core one (labs 16, 17).
+        # The best FP32 kernel, and apart from it the best tensor-core one (labs 16, 17, 30, 31).
         for group, keep in ((fp32, False), (tensor, True)):
-            mine = [r for r in top if uses_tensor_cores(r["variant"]) == keep]
+            mine = [r for r in top if on_tensor_cores(r) == keep]
             if mine:
                 group.append(max(mine, key=lambda r: r["gflops"]))
     if not fp32 + tensor:
         raise Skip("no kernel records with flops and bytes")
-    bw = d.copy_gbps()
-    if not bw:
+    ceilings = roofline_ceilings(d)
+    if not ceilings["memory"]:
         raise Skip("no measured copy bandwidth")
+    bw = ceilings["memory"]["value"]
+    flat = {k: c for k, c in ceilings.items() if k != "memory" and c}
     points = fp32 + tensor
     # One series per point, so the key names each lab's kernel; the labels on the plot are lab numbers.
     n = write_series(tmp, [(f"{short(r['lab'])} {r['variant']}" + (" (tensor cores)" if r in tensor else ""), [r])
                            for r in points], lambda r: r["flops"] / r["bytes"], lambda r: r["gflops"])
-    # The FP32 ceiling: the fastest cuBLAS (FP32 SGEMM, no TF32) measured; the tensor-core
-    # points have no measured ceiling (the fastest of them is not one).
-    blas = [r for r in library if "cublas" in r["variant"] and r.get("ceiling") == r["variant"] and r.get("gflops")]
-    peak = max(blas, key=lambda r: r["gflops"]) if blas else None
-    xs = [r["flops"] / r["bytes"] for r in points] + ([peak["gflops"] / bw] if peak else [])
-    ys = [r["gflops"] for r in points] + ([peak["gflops"]] if peak else [])
+    xs = [r["flops"] / r["bytes"] for r in points] + [c["value"] / bw for c in flat.values()]
+    ys = [r["gflops"] for r in points] + [c["value"] for c in flat.values()]
     # Point types: FP32 kernels circles, then squares, then triangles (8 colours each);
     # tensor-core kernels stars.
     ptypes = " ".join(str(3 if i >= len(fp32) else 7 if i < 8 else 5 if i < 16 else 9) for i in range(n))
     xlim, ylim = (min(xs) / 4, max(xs) * 4), (min(ys) / 4, max(ys) * 3)
+    left, right, bottom, area_top = ROOFLINE_AREA
+    area = (ROOFLINE_SIZE[0] * (right - left), ROOFLINE_SIZE[1] * (area_top - bottom))
+    px, data = log_pixels(xlim, ylim, area)
+    cw, ch = CEILING_CHAR
+    variables, avoid = {}, []
+    # Each flat ceiling's label: two lines (what and its value; its source), right-aligned
+    # at the right edge, just above its line.
+    for key, c in flat.items():
+        u, v = px(xlim[1], c["value"])
+        w = cw * max(len(c["head"]), len(c["source"]))
+        # 12 pixels above the line: clear of a star drawn on it (lab 30's kernel is level with cuBLAS).
+        avoid.append((u - 8 - w, v + 10, u, v + 14 + 2 * ch))
+        # gnuplot puts a label's first line at its y and the next ones below it.
+        variables.update({f"{key}_label_x": data(u - 8, v)[0], f"{key}_label_y": data(u, v + 12 + 1.5 * ch)[1]})
+    # The copy bandwidth's label: one line along the slope, just above it, ending short of
+    # the highest ridge (the lowest part of the slope is where the memory-bound kernels crowd).
+    (u0, v0), (u1, v1) = px(1, bw), px(10, 10 * bw)
+    slope = math.atan2(v1 - v0, u1 - u0)  # the slope's angle on the picture, radians
+    end = min(xlim[1], ylim[1] / bw, max([c["value"] for c in flat.values()], default=float("inf")) / bw)
+    text = f"{ceilings['memory']['head']} ({ceilings['memory']['source']})"
+    half = cw * len(text) / 2
+    uc = max(px(end, bw * end)[0] - half * math.cos(slope) - 15, half * math.cos(slope))
+    x = data(uc, 0)[0]
+    vc = px(x, bw * x)[1]
+    uc, vc = uc - math.sin(slope) * (4 + ch / 2), vc + math.cos(slope) * (4 + ch / 2)  # above the line
+    for t in range(-int(half), int(half) + 1, int(ch)):
+        u, v = uc + t * math.cos(slope), vc + t * math.sin(slope)
+        avoid.append((u - ch / 2, v - ch / 2, u + ch / 2, v + ch / 2))
+    bx, by = data(uc, vc)
     write_rows(tmp / "labels.csv", place_labels([(r["flops"] / r["bytes"], r["gflops"], short(r["lab"])) for r in points],
-                                                xlim, ylim))
-    return {"nseries": n, "ptypes": ptypes, "ntensor": len(tensor), "bw_gbps": bw,
-            "peak_gflops": peak["gflops"] if peak else 0,
-            "peak_name": (f"{'cuBLAS SGEMM' if peak['variant'] == 'cublas' else peak['variant']} (lab {short(peak['lab'])})"
-                          if peak else ""),
-            "xmin": xlim[0], "xmax": xlim[1], "ymin": ylim[0], "ymax": ylim[1]}
+                                                xlim, ylim, size=area, avoid=avoid))
+    variables.update({"nseries": n, "ptypes": ptypes, "ntensor": len(tensor), "width": ROOFLINE_SIZE[0],
+                      "height": ROOFLINE_SIZE[1], "area_left": left, "area_right": right,
+                      "area_bottom": bottom, "area_top": area_top, "bw_gbps": bw, "bw_label": text,
+                      "bw_label_x": bx, "bw_label_y": by, "bw_angle": math.degrees(slope),
+                      "xmin": xlim[0], "xmax": xlim[1], "ymin": ylim[0], "ymax": ylim[1]})
+    for key in ("fp32", "tensor"):
+        c = ceilings[key]
+        variables.update({f"{key}_gflops": c["value"] if c else 0, f"{key}_head": c["head"] if c else "",
+                          f"{key}_source": c["source"] if c else ""})
+    return variables
 
 
 # ---- the wave-2 labs (21 to 32): shared helpers ---------------------------------------------
