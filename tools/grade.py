@@ -321,7 +321,7 @@ def judged_run(what, prog, extra, seed, timeout, log, out, lab, index, untrusted
     cmd = [str(prog)] + extra + ["--seed", str(seed), "--json", str(graded_json), "--evidence", str(evidence)]
     r = run_untrusted(what, cmd, timeout, log, untrusted, writable=[here])
     graded = read_new_records(graded_json, 0)[0]
-    if r.rc == 77 or r.timed_out:
+    if r.timed_out:
         shutil.rmtree(evidence, ignore_errors=True)
         return r, graded
     evidence.mkdir(exist_ok=True)  # a program that wrote nothing is judged on nothing
@@ -330,16 +330,25 @@ def judged_run(what, prog, extra, seed, timeout, log, out, lab, index, untrusted
                                                               "--judge", str(evidence)], timeout, log)
     shutil.rmtree(evidence, ignore_errors=True)
     judged = read_new_records(judged_json, 0)[0]
+    if r.rc == 77:
+        # "This machine cannot run the lab" skips it, unscored: only the course's
+        # own build may say so (a kernel file can throw the harness's NoDeviceError).
+        if j.rc != 77:
+            r.rc = 3
+            r.output += ("\n[the graded program said this machine cannot run the lab (exit 77), "
+                         f"but the course's own build of it ran here (exit {j.rc})]")
+        return r, graded
     if j.rc not in (0, 1) or not judged:
         # The judge is the course's own build: it cannot fail but by a broken
         # course build or machine. Nothing is judged: the run fails.
         r.rc = r.rc if r.rc not in (0, 1) else 3
         r.output += f"\n[the judge could not judge this run: exit {j.rc}]\n{tail(j.output, 8)}"
         return r, [dict(x, passed=False, failure="not judged: the course's judge failed") for x in graded]
+    records = judge.merge(graded, judged)
     if r.rc in (0, 1):
         # The graded program's exit code says nothing by itself: the verdict is the judge's.
-        r.rc = 0 if all(x.get("passed") for x in judge.merge(graded, judged)) else 1
-    return r, judge.merge(graded, judged)
+        r.rc = 0 if all(x.get("passed") for x in records) else 1
+    return r, records
 
 
 def check_lab(lab, prog, cfg, seed, args, out, first=False, untrusted=None, judge_prog=None):
@@ -531,9 +540,7 @@ def build_submission(folders, config, work, arch, jobs, log, untrusted):
     for folder in folders:
         errors[folder.name], ignored[folder.name] = take_student_files(folder, config[folder.name], student)
         if not errors[folder.name] and config[folder.name]["student_files"]:
-            found = sources.problems(student / folder.name, config[folder.name]["student_files"])
-            if found:
-                rejected[folder.name] = "; ".join(found[:3]) + (f" (and {len(found) - 3} more)" if len(found) > 3 else "")
+            rejected[folder.name] = joined(sources.problems(student / folder.name, config[folder.name]["student_files"]))
     building = [f for f in folders if not errors[f.name] and not rejected.get(f.name)]
 
     def sandboxed(what, cmd, timeout):
@@ -560,13 +567,17 @@ def build_submission(folders, config, work, arch, jobs, log, untrusted):
     return errors, ignored, rejected
 
 
-def audit_text(build, lab):
-    """None, or why the import audit (tools/grader/audit.py, tools/allowed_imports.toml)
-    rejects the lab's student objects."""
-    found = audit.audit_lab(build, lab)
+def joined(found):
+    """A rejection's one report line: its first three problems, and how many more; None for none."""
     if not found:
         return None
     return "; ".join(found[:3]) + (f" (and {len(found) - 3} more)" if len(found) > 3 else "")
+
+
+def audit_text(build, lab):
+    """None, or why the import audit (tools/grader/audit.py, tools/allowed_imports.toml)
+    rejects the lab's student objects."""
+    return joined(audit.audit_lab(build, lab))
 
 
 def student_files_digest(folder, files):

@@ -319,7 +319,7 @@ class BuildCache:
                                      + grade.tail(r.output, 10))
                 (tmp / "build-error.txt").write_text(grade.tail(r.output, 25) + "\n")
             elif refused:
-                (tmp / "rejected.txt").write_text("; ".join(refused[:3]) + "\n")
+                (tmp / "rejected.txt").write_text(grade.joined(refused) + "\n")
             else:
                 shutil.copy2(build / "labs" / lab / lab, tmp / lab)
                 rejected = grade.audit_text(build, lab)

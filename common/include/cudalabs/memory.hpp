@@ -85,8 +85,8 @@ class DeviceBuffer {
   // graded program's copy in its place, so the check's kernel reads that.
   // Returns "" or why a judge has none.
   std::string observe() {
-    std::vector<T> host = download();
-    std::string missing = observe_in_place(std::span<T>(host));
+    std::string missing;
+    std::vector<T> host = download_observed(missing);
     if (missing.empty() && evidence::mode() == evidence::Mode::judge) upload(host);
     return missing;
   }
