@@ -40,6 +40,7 @@ the GPU steps are reported "not run: no GPU".
 import argparse
 import datetime
 import hashlib
+import io
 import json
 import os
 import random
@@ -49,6 +50,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -109,9 +111,8 @@ def run_untrusted(what, cmd, timeout, log, untrusted, writable, limits=None):
                       limits=limits, enabled=untrusted.sandboxed)
     output = res.output + (f"\n[sandbox: {res.killed_why}]" if res.killed_why else "")
     r = Run(what, cmd, res.rc, output, res.seconds, timeout, res.timed_out)
-    log.write(f"$ {' '.join(map(str, cmd))}\n{'(sandboxed) ' if untrusted.sandboxed else '(NOT sandboxed) '}"
-              f"{r.output}\n[exit {r.rc}, {r.seconds:.1f} s]\n\n")
-    log.flush()
+    write_log(log, f"$ {' '.join(map(str, cmd))}\n{'(sandboxed) ' if untrusted.sandboxed else '(NOT sandboxed) '}"
+                   f"{r.output}\n[exit {r.rc}, {r.seconds:.1f} s]\n\n")
     return r
 
 
@@ -134,9 +135,19 @@ def run(what, cmd, timeout, log):
             r = Run(what, cmd, -signal.SIGKILL, out, timed_out=True)
     r.timeout = timeout
     r.seconds = time.monotonic() - start
-    log.write(f"$ {' '.join(map(str, cmd))}\n{r.output}\n[exit {r.rc}, {r.seconds:.1f} s]\n\n")
-    log.flush()
+    write_log(log, f"$ {' '.join(map(str, cmd))}\n{r.output}\n[exit {r.rc}, {r.seconds:.1f} s]\n\n")
     return r
+
+
+LOG_LOCK = threading.Lock()
+
+
+def write_log(log, text):
+    """One run's whole entry at once: a judge finishing in the background writes
+    to the same lab log as the graded run beside it."""
+    with LOG_LOCK:
+        log.write(text)
+        log.flush()
 
 
 def why_no_gpu():
@@ -305,8 +316,29 @@ def sanitizer_runs(cfg):
     return [(tool, a) for tool in SANITIZERS for a in sizes]
 
 
+class Judged:
+    """A run whose verdict may still be coming: `run` and `graded` (the graded
+    program's own records) at once, `result()` the (Run, records) to score. The
+    course's judge of a submission's run goes on in the background while the
+    grader starts the next graded run: the judge reads only the evidence folder
+    the finished run left, and what it writes goes to its own log until then."""
+
+    def __init__(self, run, graded, finish=None):
+        self.run, self.graded, self._finish, self._done = run, graded, finish, None
+
+    def start(self, pool):
+        if self._finish and pool is not None:
+            self._done = pool.submit(self._finish)
+        return self
+
+    def result(self):
+        if self._done is not None:
+            return self._done.result()
+        return self._finish() if self._finish else (self.run, self.graded)
+
+
 def judged_run(what, prog, extra, seed, timeout, log, out, lab, index, untrusted, judge_prog):
-    """One run of a lab: (Run, its records). The course's own tree: the program's
+    """One run of a lab, as a Judged. The course's own tree: the program's
     records. A submission: its program in the sandbox leaves evidence, the
     course's build of the lab judges it (tools/grader/judge.py), and the records
     are the judge's verdicts with the graded program's times."""
@@ -316,20 +348,30 @@ def judged_run(what, prog, extra, seed, timeout, log, out, lab, index, untrusted
     graded_json = here / "records.jsonl"
     if untrusted is None:
         r = run(what, [str(prog)] + extra + ["--seed", str(seed), "--json", str(graded_json)], timeout, log)
-        return r, read_new_records(graded_json, 0)[0]
+        return Judged(r, read_new_records(graded_json, 0)[0])
     evidence = here / "evidence"
     cmd = [str(prog)] + extra + ["--seed", str(seed), "--json", str(graded_json), "--evidence", str(evidence)]
     r = run_untrusted(what, cmd, timeout, log, untrusted, writable=[here])
     graded = read_new_records(graded_json, 0)[0]
     if r.timed_out:
         shutil.rmtree(evidence, ignore_errors=True)
-        return r, graded
+        return Judged(r, graded)
     evidence.mkdir(exist_ok=True)  # a program that wrote nothing is judged on nothing
-    judged_json = here / "judge.jsonl"
-    j = run(what + " (judged)", [str(judge_prog)] + extra + ["--seed", str(seed), "--json", str(judged_json),
-                                                              "--judge", str(evidence)], timeout, log)
-    shutil.rmtree(evidence, ignore_errors=True)
-    judged = read_new_records(judged_json, 0)[0]
+
+    def finish():
+        judged_json = here / "judge.jsonl"
+        judge_log = io.StringIO()
+        j = run(what + " (judged)", [str(judge_prog)] + extra + ["--seed", str(seed), "--json", str(judged_json),
+                                                                  "--judge", str(evidence)], timeout, judge_log)
+        shutil.rmtree(evidence, ignore_errors=True)
+        write_log(log, judge_log.getvalue())
+        return verdict(r, graded, j, read_new_records(judged_json, 0)[0])
+
+    return Judged(r, graded, finish)
+
+
+def verdict(r, graded, j, judged):
+    """(Run, records) of a graded run `r` judged by the course's run `j`."""
     if r.rc == 77:
         # "This machine cannot run the lab" skips it, unscored: only the course's
         # own build may say so (a kernel file can throw the harness's NoDeviceError).
@@ -354,14 +396,23 @@ def judged_run(what, prog, extra, seed, timeout, log, out, lab, index, untrusted
 def check_lab(lab, prog, cfg, seed, args, out, first=False, untrusted=None, judge_prog=None):
     """The correctness runs of one lab; safe to run beside other labs'.
     Raises NoGpu when the first lab's first run finds no device (exit 77, no records).
-    With `untrusted` (a submission), every run is sandboxed and judged (judged_run)."""
+    With `untrusted` (a submission), every run is sandboxed and judged (judged_run);
+    each judge runs beside the next graded run (none of them is timed)."""
     result = LabResult(lab, cfg)
     start = time.monotonic()
     timeout = cfg["timeout_s"] or None
-    with open(out / "logs" / f"{lab}.txt", "w") as log:
+    with open(out / "logs" / f"{lab}.txt", "w") as log, ThreadPoolExecutor(max_workers=1) as judges:
+        pending = []
         for index, (label, extra) in enumerate(correctness_runs(lab, cfg, seed)):
-            r, new = judged_run(f"check {label}", prog, extra + ["--check-only"], seed, timeout, log, out, lab,
-                                f"check{index}", untrusted, judge_prog)
+            run_ = judged_run(f"check {label}", prog, extra + ["--check-only"], seed, timeout, log, out, lab,
+                              f"check{index}", untrusted, judge_prog)
+            if run_.run.rc == 77:
+                # Skipped only if the course's own build says so too: wait for its judge.
+                pending.append(run_)
+                break
+            pending.append(run_.start(judges))
+        for run_ in pending:
+            r, new = run_.result()
             result.records += new
             if r.rc == 77:
                 said = tail(r.output, 1).removeprefix(f"{lab}: ").removeprefix("skipped: ")
@@ -437,44 +488,56 @@ def sanitize_labs(results, build, seed, args, out, pool, untrusted=None):
 def benchmark_lab(result, prog, seed, args, out, untrusted=None, judge_prog=None):
     """The benchmark run of one checked lab, alone on the GPU; run again once when
     a record says the GPU throttled (thermal or hardware slowdown). A submission's
-    is sandboxed and judged: the judge checks the output its timed runs left."""
+    is sandboxed and judged: the judge checks the output its timed runs left.
+    Returns a callable that scores it: a submission's judge (which runs the
+    course's kernels, so never beside a benchmark) waits until every lab's
+    benchmark has run, and the judges then run side by side."""
     cfg, lab = result.cfg, result.lab
     timeout = cfg["timeout_s"] or None
     start = time.monotonic()
-    with open(out / "logs" / f"{lab}.txt", "a") as log:
-        for attempt in (1, 2):
-            # --largest: only the size the grader judges (the largest point) is
-            # timed; the smaller ones are checked by --quick and the edge runs.
-            extra = ["--largest"]
-            # A lab judged on one named variant times only it (and the library
-            # baseline, which always runs): 08_streams' 18 sweep variants are
-            # lessons, not candidates.
-            if cfg.get("variant", "best") != "best":
-                extra += ["--variant", cfg["variant"]]
-            r, new = judged_run("benchmark" + (" (again: the GPU throttled)" if attempt == 2 else ""), prog, extra,
-                                seed, timeout, log, out, lab, f"bench{attempt}", untrusted, judge_prog)
-            throttled = [x for x in new if x.get("throttled")]
-            if attempt == 1 and throttled and r.rc == 0:
-                result.notes.append(f"benchmark run again: {len(throttled)} measurement(s) throttled "
-                                    f"({throttled[0].get('throttle_why', '')})")
-                continue
-            break
-    result.records += new
-    if r.rc == 77:
-        # The lab cannot time what is judged on this machine (32_multi_gpu on
-        # one GPU): its correctness stands, it earns no performance points.
-        said = [line for line in r.output.splitlines() if "skipped:" in line] or [tail(r.output, 1)]
-        result.notes.append("benchmark not run here: " + said[0].strip().removeprefix(f"{lab}: "))
-        result.seconds += time.monotonic() - start
-        return
-    p = problem_of(r, new)
-    if p:
-        result.problems.append(p)
-    elif not any(x.get("timed") for x in new):
-        result.problems.append("benchmark: no timed results were recorded")
-    if any(x.get("throttled") for x in new):
-        result.notes.append("throttled in the benchmark (twice): its performance is judged as measured")
+    log = open(out / "logs" / f"{lab}.txt", "a")
+    for attempt in (1, 2):
+        # --largest: only the size the grader judges (the largest point) is
+        # timed; the smaller ones are checked by --quick and the edge runs.
+        extra = ["--largest"]
+        # A lab judged on one named variant times only it (and the library
+        # baseline, which always runs): 08_streams' 18 sweep variants are
+        # lessons, not candidates.
+        if cfg.get("variant", "best") != "best":
+            extra += ["--variant", cfg["variant"]]
+        run_ = judged_run("benchmark" + (" (again: the GPU throttled)" if attempt == 2 else ""), prog, extra,
+                          seed, timeout, log, out, lab, f"bench{attempt}", untrusted, judge_prog)
+        # The graded program's word on throttling only decides whether to time again.
+        throttled = [x for x in run_.graded if x.get("throttled")]
+        if attempt == 1 and throttled and run_.run.rc == 0:
+            result.notes.append(f"benchmark run again: {len(throttled)} measurement(s) throttled "
+                                f"({throttled[0].get('throttle_why', '')})")
+            shutil.rmtree(out / "runs" / lab / "bench1" / "evidence", ignore_errors=True)  # timed again: not judged
+            continue
+        break
     result.seconds += time.monotonic() - start
+
+    def score():
+        judged_start = time.monotonic()
+        r, new = run_.result()
+        log.close()
+        result.records += new
+        result.seconds += time.monotonic() - judged_start
+        if r.rc == 77:
+            # The lab cannot time what is judged on this machine (32_multi_gpu on
+            # one GPU): its correctness stands, it earns no performance points.
+            said = [line for line in r.output.splitlines() if "skipped:" in line] or [tail(r.output, 1)]
+            result.notes.append("benchmark not run here: " + said[0].strip().removeprefix(f"{lab}: "))
+            return
+        p = problem_of(r, new)
+        if p:
+            result.problems.append(p)
+        elif not any(x.get("timed") for x in new):
+            result.problems.append("benchmark: no timed results were recorded")
+        if any(x.get("throttled") for x in new):
+            result.notes.append("throttled in the benchmark (twice): its performance is judged as measured")
+
+    return score
 
 
 def finish_lab(result, args):
@@ -798,6 +861,7 @@ def grade(args):
                     if results[lab].sanitizer:
                         progress(lab, "compute-sanitizer " + ("clean" if results[lab].sanitizer == "clean" else "found errors"))
         if not args.correctness_only:
+            scores = []
             for lab in to_check:
                 res = results[lab]
                 if res.status == "graded" and not res.problems and res.cfg["performance"] <= 0:
@@ -805,8 +869,12 @@ def grade(args):
                     # more size (03_pcie_truth: 21 s of pageable copies).
                     res.notes.append("no benchmark run: this lab has no performance points")
                 elif res.status == "graded" and not res.problems:
-                    benchmark_lab(res, build / "labs" / lab / lab, seed, args, out, untrusted,
-                                  course_build / "labs" / lab / lab)
+                    scores.append(benchmark_lab(res, build / "labs" / lab / lab, seed, args, out, untrusted,
+                                                course_build / "labs" / lab / lab))
+            # Four at a time: each judge holds the lab's largest inputs on the GPU.
+            with ThreadPoolExecutor(max_workers=min(4, args.parallel)) as pool:
+                for done in [pool.submit(score) for score in scores]:
+                    done.result()
         for lab in labs:
             res = results[lab]
             if ignored.get(lab):

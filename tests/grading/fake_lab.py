@@ -12,6 +12,11 @@ program would: with --check-only untimed, otherwise timed. $FAKE_LAB_MODE
   stub:V+W the variants V and W are starter-kit stubs ("not implemented yet", exit 1);
            with --variant, only the variants named are run (and the baselines)
   wrong:V  the variant V gives a wrong result
+  judged:V as a submission's graded run (--evidence DIR) the program says every
+           variant passed, but its output of V is wrong: the judge (--judge DIR)
+           fails V
+  says77   as a graded run (--evidence), "no usable GPU" (exit 77) while the
+           course's build (the judge) runs
 """
 import json
 import os
@@ -27,7 +32,10 @@ def main():
     json_path = args[args.index("--json") + 1] if "--json" in args else None
     seed = int(args[args.index("--seed") + 1]) if "--seed" in args else 42
 
-    if mode == "nogpu":
+    graded, judging = "--evidence" in args, "--judge" in args
+    if graded:
+        os.makedirs(args[args.index("--evidence") + 1], exist_ok=True)
+    if mode == "nogpu" or (mode == "says77" and graded):
         print(f"{lab}: skipped: no CUDA device: CUDA driver version is insufficient", file=sys.stderr)
         return 77
     if mode == "crash":
@@ -47,8 +55,10 @@ def main():
         if kind == "stub" and r["variant"] in which.split("+"):
             r.update(passed=False, timed=False, failure=f"not implemented yet: {r['variant']} is a starter-kit stub "
                                                         "(write the kernel and its launcher)")
-        if kind == "wrong" and r["variant"] == which:
+        if (kind == "wrong" or (kind == "judged" and judging)) and r["variant"] == which:
             r.update(passed=False, failure="first run: 12 of 1000 elements wrong; first at [7]: got 3, expected 2")
+        if judging:
+            r.update(judge=True, timed=False, median_ms=0)
         if check_only:
             r.update(timed=False, runs=0, median_ms=0, gbps=0, gflops=0, pct_of_ceiling=0, vs_baseline=0,
                      baseline="", baseline_ms=0)

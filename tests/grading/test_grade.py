@@ -7,6 +7,8 @@ fake nvidia-smi says there is a GPU. They check the scores, the table, the
 JUnit and Gradescope files, the exit codes, and the one-line exit 77 without
 a GPU. Run: python3 tests/grading/test_grade.py
 """
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -344,6 +346,75 @@ class SubmissionFolders(unittest.TestCase):
             with self.assertRaises(grade.GradeError) as e:
                 grade.submitted_labs(sub, labs)
             self.assertIn("reduction is not a lab", str(e.exception))
+
+
+class Judged(unittest.TestCase):
+    """A submission's runs, judged: the graded program's word never passes a check
+    that the course's judge fails, a graded 77 counts only when the judge's build
+    says 77 too, and a judge running beside the next graded run keeps the runs'
+    order (fake programs, no sandbox)."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = Path(self.tmp.name)
+        self.out = self.dir / "out"
+        (self.out / "logs").mkdir(parents=True)
+        self.cfg = grade.load_config(FIXTURES / "grading.toml", grade.lab_names(ROOT))
+        self.untrusted = grade.Untrusted(sandboxed=False, readable=[])
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def prog(self, lab, mode):
+        # The graded run's environment is a clean one (as in the sandbox): the fake's settings go in its script.
+        prog = self.dir / lab
+        prog.write_text(f'#!/bin/sh\nFAKE_LAB_RECORDS="{FIXTURES / "records.jsonl"}" FAKE_LAB_MODE="{mode}" '
+                        f'exec "{sys.executable}" "{HERE / "fake_lab.py"}" {lab} "$@"\n')
+        prog.chmod(0o755)
+        return prog
+
+    def check(self, lab, mode=""):
+        prog = self.prog(lab, mode)
+        with contextlib.redirect_stderr(io.StringIO()):  # --no-sandbox's warning on every run
+            return grade.check_lab(lab, prog, self.cfg[lab], 7, None, self.out, untrusted=self.untrusted,
+                                   judge_prog=prog)
+
+    def test_the_judge_fails_what_the_program_says_passed(self):
+        res = self.check("04_reduction", "04_reduction=judged:tree")
+        failed = [r for r in res.records if not r["passed"]]
+        self.assertTrue(failed)
+        self.assertTrue(all(r["variant"] == "tree" and r["failure"].startswith("judged: ") for r in failed))
+        self.assertTrue(all(r["judged"] for r in res.records))
+        self.assertTrue(res.problems)
+        runs = len(grade.correctness_runs("04_reduction", self.cfg["04_reduction"], 7))
+        self.assertEqual(len(res.problems), runs)  # every run judged, none lost to the pipeline
+        log = (self.out / "logs" / "04_reduction.txt").read_text()
+        self.assertEqual(log.count("--judge"), runs)
+
+    def test_the_same_program_judged_right_passes(self):
+        res = self.check("04_reduction")
+        self.assertFalse(res.problems)
+        self.assertTrue(res.records and all(r["passed"] and r["judged"] for r in res.records))
+
+    def test_a_graded_77_counts_only_if_the_judge_says_77(self):
+        res = self.check("04_reduction", "04_reduction=says77")
+        self.assertEqual(res.status, "graded")
+        self.assertTrue(any("cannot run the lab (exit 77)" in p for p in res.problems), res.problems)
+        res = self.check("04_reduction", "04_reduction=nogpu")
+        self.assertEqual(res.status, "skipped")
+
+    def test_a_benchmark_is_judged_after_it_ran(self):
+        lab = "04_reduction"
+        res = grade.LabResult(lab, self.cfg[lab])
+        prog = self.prog(lab, f"{lab}=judged:tree")
+        with contextlib.redirect_stderr(io.StringIO()):
+            score = grade.benchmark_lab(res, prog, 7, None, self.out, self.untrusted, prog)
+            self.assertFalse(res.records)  # nothing scored before the judge
+            score()
+        tree = [r for r in res.records if r["variant"] == "tree"]
+        self.assertTrue(tree and not any(r["passed"] for r in tree))
+        self.assertTrue(all(r["timed"] for r in res.records))  # times are the graded program's
+        self.assertTrue(res.problems)
 
 
 class EndToEnd(unittest.TestCase):
