@@ -189,8 +189,10 @@ const Record& Recorder::measure(const Measurement& m) {
       ok = false;
     }
   }
-  // 4. New input values, output poisoned: an answer remembered from an earlier
-  //    call (by pointer, by size) fails here.
+  // 4. New input values in new places, output poisoned: an answer remembered
+  //    from an earlier call, or anything kept by pointer or by shape (a TMA
+  //    descriptor, a workspace aimed at the first call's inputs), fails here:
+  //    every DeviceBuffer has moved, and its old place holds 0xFF (NaN).
   if (ok) {
     if (m.new_inputs) {
       r.fresh_seed = mix_seed(options_.seed ^ 0xF7E5C0FFEEull, ++fresh_inputs_drawn_);
@@ -198,11 +200,24 @@ const Record& Recorder::measure(const Measurement& m) {
       synchronize();
       r.fresh_inputs = true;
     }
+    // A judge runs the course's own kernels: nothing of theirs is kept by
+    // pointer; a CPU variant has nothing on the GPU to keep.
+    struct Moved {
+      std::string why_not;
+      explicit Moved(std::string skip) : why_not(skip.empty() ? buffers::move_all() : std::move(skip)) {}
+      ~Moved() {
+        if (why_not.empty()) buffers::restore_all();
+      }
+    } moved(judging() ? "a judge" : host ? "a CPU variant" : m.keeps_pointers);
+    r.fresh_buffers = moved.why_not.empty();
+    r.fresh_buffers_why = moved.why_not;
     r.recheck = checked_run(m, nullptr, "fresh");
     if (!r.recheck.passed) {
-      r.failure = (r.fresh_inputs ? "fresh inputs (seed " + std::to_string(r.fresh_seed) + "), output poisoned: "
+      r.failure = (r.fresh_inputs ? "fresh inputs (seed " + std::to_string(r.fresh_seed) + ")" +
+                                        (r.fresh_buffers ? " in new allocations" : "") + ", output poisoned: "
                                   : "last check, output poisoned: ") +
-                  r.recheck.summary() + (r.fresh_inputs ? " — an answer kept from an earlier call?" : "");
+                  r.recheck.summary() +
+                  (r.fresh_inputs ? " — an answer kept from an earlier call, or a pointer kept from one?" : "");
       ok = false;
     }
   }

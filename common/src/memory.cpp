@@ -2,6 +2,8 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -86,6 +88,106 @@ void stream_free(void* p, cudaStream_t stream) {
 void device_free(void* p) noexcept {
   if (p) cudaFree(p);
 }
+
+namespace buffers {
+namespace {
+struct Tracked {
+  const std::size_t* count;
+  std::size_t element_bytes;
+  void* old = nullptr;  // while moved: the place it came from, poisoned
+};
+std::mutex registry_mutex;
+std::map<void**, Tracked>& registry() {
+  static auto* r = new std::map<void**, Tracked>;  // never destroyed: buffers may outlive statics
+  return *r;
+}
+
+// The device a pointer's memory is on (buffers of several GPUs: lab 32).
+int device_of(const void* p) {
+  cudaPointerAttributes a{};
+  CUDALABS_CHECK(cudaPointerGetAttributes(&a, p));
+  return a.device;
+}
+
+void synchronize_device(int device);
+
+struct DeviceScope {  // makes `device` current, and the caller's again after
+  int saved = 0;
+  explicit DeviceScope(int device) {
+    CUDALABS_CHECK(cudaGetDevice(&saved));
+    CUDALABS_CHECK(cudaSetDevice(device));
+  }
+  ~DeviceScope() { cudaSetDevice(saved); }
+};
+
+void synchronize_device(int device) {
+  DeviceScope on(device);
+  CUDALABS_CHECK(cudaDeviceSynchronize());
+}
+}  // namespace
+
+void track(void** slot, const std::size_t* count, std::size_t element_bytes) {
+  std::lock_guard lock(registry_mutex);
+  registry()[slot] = Tracked{count, element_bytes};
+}
+
+void untrack(void** slot) noexcept {
+  std::lock_guard lock(registry_mutex);
+  auto it = registry().find(slot);
+  if (it == registry().end()) return;
+  device_free(it->second.old);  // destroyed while moved: its old place goes too
+  registry().erase(it);
+}
+
+std::string move_all() {
+  std::lock_guard lock(registry_mutex);
+  std::map<int, std::size_t> wanted;  // bytes per device
+  for (auto& [slot, t] : registry())
+    if (*slot && !t.old) wanted[device_of(*slot)] += *t.count * t.element_bytes;
+  for (const auto& [device, bytes] : wanted) {
+    DeviceScope on(device);
+    std::size_t free_b = 0, total_b = 0;
+    CUDALABS_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    // Half of what is free at most: the check itself may allocate (cuBLAS
+    // workspaces, stream-ordered scratch).
+    if (bytes > free_b / 2)
+      return "the buffers (" + mib(bytes) + " on device " + std::to_string(device) + ") would not fit twice in its " +
+             mib(free_b) + " free";
+  }
+  for (const auto& [device, bytes] : wanted) synchronize_device(device);
+  for (auto& [slot, t] : registry()) {
+    if (!*slot || t.old) continue;
+    const std::size_t bytes = *t.count * t.element_bytes;
+    DeviceScope on(device_of(*slot));
+    void* moved = device_alloc(bytes, "a buffer moved for the fresh-allocation check");
+    CUDALABS_CHECK(cudaMemcpy(moved, *slot, bytes, cudaMemcpyDeviceToDevice));
+    CUDALABS_CHECK(cudaMemset(*slot, 0xFF, bytes));
+    t.old = std::exchange(*slot, moved);
+  }
+  for (const auto& [device, bytes] : wanted) synchronize_device(device);
+  return "";
+}
+
+void restore_all() {
+  std::lock_guard lock(registry_mutex);
+  std::map<int, bool> devices;
+  for (auto& [slot, t] : registry())
+    if (t.old) devices[device_of(t.old)] = true;
+  for (const auto& [device, _] : devices) synchronize_device(device);
+  for (auto& [slot, t] : registry()) {
+    if (!t.old) continue;
+    if (!*slot) {  // its contents moved to another DeviceBuffer, which owns them now
+      device_free(std::exchange(t.old, nullptr));
+      continue;
+    }
+    DeviceScope on(device_of(t.old));
+    CUDALABS_CHECK(cudaMemcpy(t.old, *slot, *t.count * t.element_bytes, cudaMemcpyDeviceToDevice));
+    device_free(*slot);
+    *slot = std::exchange(t.old, nullptr);
+  }
+  for (const auto& [device, _] : devices) synchronize_device(device);
+}
+}  // namespace buffers
 
 void* pinned_alloc(std::size_t bytes, const char* what) {
   if (bytes == 0) return nullptr;

@@ -128,6 +128,7 @@ std::string to_json(const Record& r, const DeviceInfo& dev) {
                  {"after_timing", r.after_timing.count ? json(r.after_timing.passed) : json(nullptr)},
                  {"fresh_inputs", r.recheck.count ? json(r.recheck.passed) : json(nullptr)}};
   if (r.fresh_inputs) j["fresh_seed"] = r.fresh_seed;
+  if (r.recheck.count) j["fresh_buffers"] = r.fresh_buffers ? json(true) : json(r.fresh_buffers_why);
   j["passed"] = r.passed;
   if (r.judge) j["judge"] = true;
   if (r.library_baseline) j["library_baseline"] = true;

@@ -253,7 +253,8 @@ int main(int argc, char** argv) {
       cudalabs::PinnedBuffer<float> pinned_c(n, "pinned c");
       cudalabs::DeviceBuffer<float> d_a(n, "a"), d_b(n, "b"), d_c(n, "c");
       const HostVectors pinned{in.pinned_a.data(), in.pinned_b.data(), pinned_c.data()};
-      const DeviceVectors dev{d_a.data(), d_b.data(), d_c.data()};
+      // Read at each use, never kept: the harness's last check moves every buffer.
+      auto dev = [&] { return DeviceVectors{d_a.data(), d_b.data(), d_c.data()}; };
 
       auto make_inputs = [&](std::uint64_t seed) { in.draw(seed, s.stream()); };
       make_inputs(s.seed());
@@ -261,11 +262,11 @@ int main(int argc, char** argv) {
       // and for the download c = a + b too.
       auto inputs_on_device = [&](std::uint64_t seed) {
         make_inputs(seed);
-        upload(pinned, dev, n, s.stream());
+        upload(pinned, dev(), n, s.stream());
       };
       auto sums_on_device = [&](std::uint64_t seed) {
         inputs_on_device(seed);
-        vector_add(dev.a, dev.b, dev.c, n, s.stream());
+        vector_add(dev().a, dev().b, dev().c, n, s.stream());
       };
 
       auto check_pinned_c = [&] { return cudalabs::check_close(pinned_c.span(), expected, add_tol); };
@@ -279,7 +280,7 @@ int main(int argc, char** argv) {
       stages.h2d_ms = s.measure({.variant = "pinned_h2d",
                                  .size = point,
                                  .work = {.bytes = 2 * vec_bytes},
-                                 .run = [&](cudaStream_t st) { upload(pinned, dev, n, st); },
+                                 .run = [&](cudaStream_t st) { upload(pinned, dev(), n, st); },
                                  .check =
                                      [&] {
                                        return cudalabs::both(cudalabs::check_close(d_a.download(), a, copy_tol),
@@ -292,23 +293,23 @@ int main(int argc, char** argv) {
                                  .given_ceiling = link})
                           .timing.median_ms;
 
-      upload(pinned, dev, n, s.stream());
+      upload(pinned, dev(), n, s.stream());
       stages.kernel_ms = s.measure({.variant = "kernel",
                                     .size = point,
                                     .work = {.bytes = round_trip_bytes, .flops = 1.0 * n},
-                                    .run = [&](cudaStream_t st) { vector_add(dev.a, dev.b, dev.c, n, st); },
+                                    .run = [&](cudaStream_t st) { vector_add(dev().a, dev().b, dev().c, n, st); },
                                     .check = [&] { return cudalabs::check_close(d_c.download(), expected, add_tol); },
                                     .poison = [&](cudaStream_t st) { d_c.poison(st); },
                                     .new_inputs = inputs_on_device,
                                     .resources = cudalabs::resources_of(vector_add_kernel, vector_add_block)})
                              .timing.median_ms;
 
-      upload(pinned, dev, n, s.stream());
-      vector_add(dev.a, dev.b, dev.c, n, s.stream());
+      upload(pinned, dev(), n, s.stream());
+      vector_add(dev().a, dev().b, dev().c, n, s.stream());
       stages.d2h_ms = s.measure({.variant = "pinned_d2h",
                                  .size = point,
                                  .work = {.bytes = vec_bytes},
-                                 .run = [&](cudaStream_t st) { download(pinned, dev, n, st); },
+                                 .run = [&](cudaStream_t st) { download(pinned, dev(), n, st); },
                                  .check = check_pinned_c,
                                  .poison = [&](cudaStream_t) { poison_pinned_c(); },
                                  .new_inputs = sums_on_device,
@@ -351,9 +352,9 @@ int main(int argc, char** argv) {
       const double pinned_sync_ms = with_ceiling({.variant = "pinned_sync",
                                                   .run =
                                                       [&](cudaStream_t st) {
-                                                        upload(pinned, dev, n, st);
-                                                        vector_add(dev.a, dev.b, dev.c, n, st);
-                                                        download(pinned, dev, n, st);
+                                                        upload(pinned, dev(), n, st);
+                                                        vector_add(dev().a, dev().b, dev().c, n, st);
+                                                        download(pinned, dev(), n, st);
                                                       },
                                                   .check = check_pinned_c,
                                                   .poison = poison_pinned_round_trip},
@@ -391,7 +392,7 @@ int main(int argc, char** argv) {
       if (s.selected("pinned_streams")) {
         streamed_ms = with_ceiling(
             {.variant = "pinned_streams",
-             .run = [&](cudaStream_t st) { pipeline.enqueue(pinned, dev, chunks, streams, st); },
+             .run = [&](cudaStream_t st) { pipeline.enqueue(pinned, dev(), chunks, streams, st); },
              .check = check_pinned_c,
              .poison = poison_pinned_round_trip},
             static_cast<std::int64_t>(chunks.size()), streams_used);
@@ -401,7 +402,7 @@ int main(int argc, char** argv) {
       // stub) has nothing to draw, and must not stop the other variants.
       if (s.selected("pinned_streams") && s.records().back().variant == "pinned_streams" && s.records().back().passed) {
         poison_pinned_round_trip(s.stream());
-        const auto rows = record_timeline(pipeline, pinned, dev, chunks, streams, s.stream());
+        const auto rows = record_timeline(pipeline, pinned, dev(), chunks, streams, s.stream());
         cudalabs::Record r;
         r.lab = spec.name;
         r.variant = "pinned_streams_timeline";
@@ -442,7 +443,7 @@ int main(int argc, char** argv) {
             const auto sweep_split = split_into_chunks(n, sweep_c);
             ms_by_chunks[sweep_c] = with_ceiling(
                 {.variant = strprintf("pinned_streams_s%d_c%d", sweep_s, sweep_c),
-                 .run = [&](cudaStream_t st) { pipeline.enqueue(pinned, dev, sweep_split, sweep_s, st); },
+                 .run = [&](cudaStream_t st) { pipeline.enqueue(pinned, dev(), sweep_split, sweep_s, st); },
                  .check = check_pinned_c,
                  .poison = poison_pinned_round_trip},
                 static_cast<std::int64_t>(sweep_split.size()),

@@ -974,6 +974,7 @@ void measure_decode(cudalabs::Session& s, const Model& model, const Settings& se
     graphs.push_back(GraphExec::capture(s.stream(), [&](cudaStream_t st) { step.enqueue(st, c); }));
   auto m = measurement("decode_graph", [&](cudaStream_t st) { graphs[static_cast<std::size_t>(layer.advance())].launch(st); });
   m.extra["eager_ms"] = eager_ms;
+  m.keeps_pointers = "a CUDA graph replays the buffer addresses it captured";
   const auto& graph = s.measure(m);
   if (eager_ms > 0 && graph.timed) {
     char buf[200];

@@ -7,8 +7,10 @@
 //   2. poison, run again on the same inputs, check (a kernel that is right only
 //      once, or that skips work when called again, fails here);
 //   3. time it (unless --check-only);
-//   4. new input values from a fresh seed (Measurement::new_inputs), poison, run,
-//      check (an answer remembered from an earlier call fails here).
+//   4. new input values from a fresh seed (Measurement::new_inputs), every
+//      DeviceBuffer moved to a new allocation (its old place poisoned), poison,
+//      run, check (an answer remembered from an earlier call, or anything kept
+//      by pointer or by shape from one, fails here).
 // A variant passes only when all of its checks pass and its run did its work on
 // the GPU (at least one kernel; no copies to or from the host; see GpuWork).
 #include <cuda_runtime_api.h>
@@ -74,6 +76,10 @@ struct Measurement {
   // them, and recompute what check() compares with. Called before the last
   // checked run. Every GPU variant has one; only Expect::host variants may omit it.
   std::function<void(std::uint64_t seed)> new_inputs;
+  // Why the last check must run with the buffers where they are, or "" (they
+  // move, step 4). Only for a lesson that keeps pointers by design: a CUDA
+  // graph replays the addresses it captured (lab 29's decode_graph).
+  std::string keeps_pointers;
   Expect expect = Expect::kernels;
   Peak peak = Peak::fp32;  // which compute peak bounds its FLOP/s (DeviceInfo::peak_gflops)
   std::optional<KernelResources> resources;

@@ -28,30 +28,54 @@ void stream_free(void* p, cudaStream_t stream);
 void* pinned_alloc(std::size_t bytes, const char* what);
 void pinned_free(void* p) noexcept;
 
+// Every live DeviceBuffer is known to the harness by the place that holds its
+// pointer, so that a check can run with the buffers somewhere else
+// (FreshAllocations in lab.cpp): a launcher that kept something by pointer or
+// by shape from an earlier call (a TMA descriptor, a "first call" workspace
+// aimed at the old inputs) reads the old place, which is poisoned by then.
+namespace buffers {
+void track(void** slot, const std::size_t* count, std::size_t element_bytes);
+void untrack(void** slot) noexcept;
+// Moves every tracked buffer to a new allocation on its own device (contents
+// copied, the old place filled with 0xFF and kept until restore()). Returns ""
+// or why nothing moved: the copies would not fit in the free device memory.
+std::string move_all();
+// Back to the old places, with what the buffers hold now; the new ones freed.
+void restore_all();
+}  // namespace buffers
+
 template <typename T>
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   explicit DeviceBuffer(std::size_t count, const char* what = "device buffer")
-      : data_(static_cast<T*>(device_alloc(count * sizeof(T), what))), count_(count) {}
+      : data_(static_cast<T*>(device_alloc(count * sizeof(T), what))), count_(count) {
+    track();
+  }
   // Allocates and uploads a host vector; the data is on the device on return.
   explicit DeviceBuffer(const std::vector<T>& host, const char* what = "device buffer")
       : DeviceBuffer(host.size(), what) {
     upload(host);
   }
   DeviceBuffer(DeviceBuffer&& o) noexcept
-      : data_(std::exchange(o.data_, nullptr)), count_(std::exchange(o.count_, 0)) {}
+      : data_(std::exchange(o.data_, nullptr)), count_(std::exchange(o.count_, 0)) {
+    track();
+  }
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     if (this != &o) {
       device_free(data_);
       data_ = std::exchange(o.data_, nullptr);
       count_ = std::exchange(o.count_, 0);
+      track();
     }
     return *this;
   }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer() { device_free(data_); }
+  ~DeviceBuffer() {
+    buffers::untrack(reinterpret_cast<void**>(&data_));
+    device_free(data_);
+  }
 
   T* data() { return data_; }
   const T* data() const { return data_; }
@@ -98,6 +122,8 @@ class DeviceBuffer {
   void zero(cudaStream_t stream = nullptr) { CUDALABS_CHECK(cudaMemsetAsync(data_, 0, bytes(), stream)); }
 
  private:
+  void track() { buffers::track(reinterpret_cast<void**>(&data_), &count_, sizeof(T)); }
+
   T* data_ = nullptr;
   std::size_t count_ = 0;
 };

@@ -40,6 +40,8 @@ struct Record {
   CheckResult recheck;      // last: fresh input values, poisoned again
   bool fresh_inputs = false;   // recheck ran on new input values
   std::uint64_t fresh_seed = 0;
+  bool fresh_buffers = false;      // recheck ran with every DeviceBuffer moved (memory.hpp)
+  std::string fresh_buffers_why;   // why not, when it did not
   GpuWork gpu_work;         // what the first checked run issued
   std::string failure;      // why it failed: "first run: ...", "GPU work: ...", ...
   ClockSample clocks_before, clocks_after;  // around the timed runs
