@@ -203,12 +203,14 @@ const Record& Recorder::measure(const Measurement& m) {
     // A judge runs the course's own kernels: nothing of theirs is kept by
     // pointer; a CPU variant has nothing on the GPU to keep.
     struct Moved {
+      Recorder& recorder;
       std::string why_not;
-      explicit Moved(std::string skip) : why_not(skip.empty() ? buffers::move_all() : std::move(skip)) {}
+      Moved(Recorder& rec, std::string skip)
+          : recorder(rec), why_not(skip.empty() ? rec.move_buffers() : std::move(skip)) {}
       ~Moved() {
-        if (why_not.empty()) buffers::restore_all();
+        if (why_not.empty()) recorder.restore_buffers();
       }
-    } moved(judging() ? "a judge" : host ? "a CPU variant" : m.keeps_pointers);
+    } moved(*this, judging() ? "a judge" : host ? "a CPU variant" : m.keeps_pointers);
     r.fresh_buffers = moved.why_not.empty();
     r.fresh_buffers_why = moved.why_not;
     r.recheck = checked_run(m, nullptr, "fresh");

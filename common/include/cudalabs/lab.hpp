@@ -136,6 +136,10 @@ class Recorder {
   virtual void hold_default_stream() {}
   virtual void mark_end_of_run() {}
   virtual void release_default_stream() {}
+  // Step 4's moves (memory.hpp, cudalabs::buffers): every DeviceBuffer to a new
+  // place, then back. move_buffers() returns "" or why nothing moved.
+  virtual std::string move_buffers() { return "this harness's buffers are not DeviceBuffers"; }
+  virtual void restore_buffers() {}
   // The device-to-device copy bandwidth (GB/s read + written), measured once:
   // the ceiling of CeilingKind::copy_bandwidth rows.
   virtual double copy_gbps() = 0;
@@ -179,6 +183,8 @@ class Session : public Recorder {
   void hold_default_stream() override;
   void mark_end_of_run() override;
   void release_default_stream() override;
+  std::string move_buffers() override { return buffers::move_all(); }
+  void restore_buffers() override { buffers::restore_all(); }
   cudaStream_t work_stream() const override { return stream(); }
   void time(const Measurement& m, Record& r) override;
   void synchronize() override;
