@@ -184,30 +184,31 @@ inline const cudalabs::Record& measure_sum(cudalabs::Session& s, const cudalabs:
                     .extra = std::move(extra)});
 }
 
-// The library baseline. Its temporary storage is sized (a call with a null
-// pointer) and allocated once here, outside the timed runs.
+// The library baseline. Its temporary storage is sized (a call with null
+// pointers) and allocated once here, outside the timed runs. The input and
+// output pointers are the caller's at each run, never kept: the harness's last
+// check moves every buffer.
 class CubSum {
  public:
-  CubSum(const float* in, float* out, std::int64_t n) : in_(in), out_(out), n_(static_cast<int>(n)) {
-    CUDALABS_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes_, in_, out_, n_));
+  explicit CubSum(std::int64_t n) : n_(static_cast<int>(n)) {
+    CUDALABS_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes_, static_cast<const float*>(nullptr),
+                                          static_cast<float*>(nullptr), n_));
     temp_ = cudalabs::DeviceBuffer<std::byte>(std::max<std::size_t>(temp_bytes_, 1), "CUB temporary storage");
   }
-  void run(cudaStream_t stream) {
-    CUDALABS_CHECK(cub::DeviceReduce::Sum(temp_.data(), temp_bytes_, in_, out_, n_, stream));
+  void run(const float* in, float* out, cudaStream_t stream) {
+    CUDALABS_CHECK(cub::DeviceReduce::Sum(temp_.data(), temp_bytes_, in, out, n_, stream));
   }
   std::size_t temp_bytes() const { return temp_bytes_; }
 
  private:
-  const float* in_;
-  float* out_;
   int n_;
   std::size_t temp_bytes_ = 0;
   cudalabs::DeviceBuffer<std::byte> temp_;
 };
 
 inline void measure_cub(cudalabs::Session& s, const cudalabs::Point& point, SumProblem& p) {
-  CubSum cub_sum(p.input(), p.output(), p.n());
-  measure_sum(s, point, p, "cub", [&](cudaStream_t st) { cub_sum.run(st); }, {}, std::nullopt,
+  CubSum cub_sum(p.n());
+  measure_sum(s, point, p, "cub", [&](cudaStream_t st) { cub_sum.run(p.input(), p.output(), st); }, {}, std::nullopt,
               {{"temp_bytes", static_cast<double>(cub_sum.temp_bytes())}});
 }
 

@@ -248,13 +248,15 @@ inline void run_matmul_lab(cudalabs::Session& s, const std::vector<MatmulVariant
                .new_inputs = make_inputs,
                .ceiling = cudalabs::CeilingKind::baseline});
 
-    const MatmulOperands ops{d_a.data(), d_b.data(), d_a16.data(), d_b16.data(), m, n, k};
+    // The operands' pointers are read at each run, never kept: the harness's
+    // last check moves every buffer.
+    auto ops = [&] { return MatmulOperands{d_a.data(), d_b.data(), d_a16.data(), d_b16.data(), m, n, k}; };
     for (const auto& v : variants) {
       if (!s.selected(v.name)) continue;
       s.measure({.variant = v.name,
                  .size = point,
                  .work = work,
-                 .run = [&](cudaStream_t st) { v.launch(ops, d_c.data(), st); },
+                 .run = [&](cudaStream_t st) { v.launch(ops(), d_c.data(), st); },
                  .check = [&] { return matmul_detail::check_product(d_c.download(), v.fp16_inputs ? ref16 : ref, n, tol); },
                  .poison = poison,
                  .new_inputs = make_inputs,
