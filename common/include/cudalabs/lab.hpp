@@ -183,7 +183,7 @@ class Session : public Recorder {
   void hold_default_stream() override;
   void mark_end_of_run() override;
   void release_default_stream() override;
-  std::string move_buffers() override { return buffers::move_all(); }
+  std::string move_buffers() override;
   void restore_buffers() override { buffers::restore_all(); }
   cudaStream_t work_stream() const override { return stream(); }
   void time(const Measurement& m, Record& r) override;
