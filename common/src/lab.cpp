@@ -149,6 +149,8 @@ const Record& Recorder::measure(const Measurement& m) {
     ok = false;
   }
   r.gpu_work.copies_allowed = m.expect == Expect::kernels_and_copies;
+  r.gpu_work.max_kernels = m.launches.max_kernels;
+  r.gpu_work.expect_cooperative = m.launches.cooperative;
   if (judging())
     r.gpu_work.not_traced_why = "a judge: the graded program's own record holds its trace";
   else if (!traced)

@@ -136,6 +136,9 @@ std::string to_json(const Record& r, const DeviceInfo& dev) {
   json work = {{"traced", r.gpu_work.traced}};
   if (r.gpu_work.traced) {
     work["kernels"] = r.gpu_work.kernels;
+    work["cooperative"] = r.gpu_work.cooperative;
+    if (r.gpu_work.max_kernels >= 0) work["declared_max_kernels"] = r.gpu_work.max_kernels;
+    if (r.gpu_work.expect_cooperative >= 0) work["declared_cooperative"] = r.gpu_work.expect_cooperative;
     work["copies_to_host"] = r.gpu_work.copies_to_host;
     work["copies_to_device"] = r.gpu_work.copies_to_device;
     work["host_syncs"] = r.gpu_work.host_syncs;

@@ -37,6 +37,12 @@ std::string GpuWork::problem() const {
     return "waited for the GPU inside its launcher (" + std::to_string(host_syncs) +
            " host synchronisations): a launcher only enqueues work";
   if (kernels == 0) return "launched no kernel: the result was not computed by this run";
+  if (max_kernels >= 0 && kernels > max_kernels)
+    return "launched " + std::to_string(kernels) + " kernels where the variant's lesson is the work in at most " +
+           std::to_string(max_kernels) + (max_kernels == 1 ? " launch" : " launches");
+  if (expect_cooperative >= 0 && cooperative != expect_cooperative)
+    return "made " + std::to_string(cooperative) + " cooperative launches where the variant is " +
+           std::to_string(expect_cooperative) + " (cudaLaunchCooperativeKernel: the lesson is the grid-wide sync)";
   if (unjoined > 0)
     return "left work running after the stream it was given had finished (" + unjoined_what + (unjoined > 1 ? " and " + std::to_string(unjoined - 1) + " more" : "") +
            "): it was put on another stream (the default stream, or one of the launcher's own) and never joined "
@@ -48,6 +54,7 @@ std::string GpuWork::problem() const {
 std::string GpuWork::summary() const {
   if (!traced) return "not traced: " + not_traced_why;
   std::string s = std::to_string(kernels) + (kernels == 1 ? " kernel" : " kernels");
+  if (cooperative > 0) s += " (" + std::to_string(cooperative) + " cooperative)";
   if (copies_to_device + copies_to_host == 0) return s + ", no host copies";
   return s + ", " + std::to_string(copies_to_device) + " copies to the device, " + std::to_string(copies_to_host) +
          " to the host";
@@ -107,6 +114,9 @@ struct KernelPrefix {
   std::uint32_t local_per_thread, local_total, correlation;
   std::int64_t grid_id;
   const char* name;
+  void* reserved0;
+  std::uint64_t queued, submitted;
+  std::uint8_t launch_type;  // CUPTI_ACTIVITY_LAUNCH_TYPE_*: regular, cooperative ...
 };
 
 // What ran on the GPU during a trace, for the stream contract.
@@ -158,6 +168,9 @@ void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, s
           // traced too: it is not the run's work.
           if (k->name && std::strstr(k->name, "cudalabs_hold_default_stream")) break;
           ++g_work.kernels;
+          if (k->launch_type == CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_SINGLE_DEVICE ||
+              k->launch_type == CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_MULTI_DEVICE)
+            ++g_work.cooperative;
           g_activities.push_back({std::string("kernel ") + (k->name ? k->name : "?"), k->start, k->end, k->correlation});
           break;
         }

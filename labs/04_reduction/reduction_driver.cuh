@@ -168,7 +168,8 @@ inline const cudalabs::Record& measure_sum(cudalabs::Session& s, const cudalabs:
                                            const std::string& variant, std::function<void(cudaStream_t)> run,
                                            std::function<void(cudaStream_t)> poison_scratch,
                                            std::optional<cudalabs::KernelResources> resources,
-                                           std::map<std::string, double> extra = {}) {
+                                           std::map<std::string, double> extra = {},
+                                           cudalabs::Measurement::Launches launches = {}) {
   return s.measure({.variant = variant,
                     .size = point,
                     .work = p.work(),
@@ -180,6 +181,7 @@ inline const cudalabs::Record& measure_sum(cudalabs::Session& s, const cudalabs:
                           if (poison_scratch) poison_scratch(st);
                         },
                     .new_inputs = [&p](std::uint64_t seed) { p.new_inputs(seed); },
+                    .launches = launches,
                     .resources = resources,
                     .extra = std::move(extra)});
 }

@@ -131,6 +131,7 @@ struct ScanVariant {
   void (*run)(const T*, T*, std::int64_t, bool, void*, cudaStream_t);
   std::size_t (*scratch_bytes)(std::int64_t);
   cudalabs::KernelResources (*resources)(lab25::Element);
+  int max_kernels = -1;  // the lesson's launches at most, held by the trace; -1: any
 };
 
 template <typename T>
@@ -139,9 +140,11 @@ const ScanVariant<T> scan_variants[] = {
     {"blelloch", lab25::blelloch, lab25::blelloch_scratch_bytes, lab25::blelloch_resources},
     {"scan_then_propagate", lab25::scan_then_propagate, lab25::scan_then_propagate_scratch_bytes,
      lab25::scan_then_propagate_resources},
+    // The single pass: one kernel over the data, whatever n, and perhaps one that
+    // resets the tile states (the course's uses a memset).
     {"decoupled_lookback", lab25::decoupled_lookback, lab25::decoupled_lookback_scratch_bytes,
-     lab25::decoupled_lookback_resources},
-    {"wide_lookback", lab25::wide_lookback, lab25::wide_lookback_scratch_bytes, lab25::wide_lookback_resources},
+     lab25::decoupled_lookback_resources, 2},
+    {"wide_lookback", lab25::wide_lookback, lab25::wide_lookback_scratch_bytes, lab25::wide_lookback_resources, 2},
 };
 
 // Poison for outputs: NaN for floats; for ints 0x7F7F7F7F = 2139062143, which no
@@ -186,7 +189,8 @@ void measure_scans(cudalabs::Session& s, const cudalabs::Point& point, bool excl
   cudalabs::DeviceBuffer<std::byte> scratch(std::max<std::size_t>(scratch_bytes, 1), "scan scratch");
 
   auto measure_scan = [&](const std::string& variant, std::function<void(cudaStream_t)> run,
-                          std::optional<cudalabs::KernelResources> resources, std::map<std::string, double> more) {
+                          std::optional<cudalabs::KernelResources> resources, std::map<std::string, double> more,
+                          int max_kernels = -1) {
     more.insert(extra.begin(), extra.end());
     s.measure({
         .variant = variant,
@@ -201,6 +205,7 @@ void measure_scans(cudalabs::Session& s, const cudalabs::Point& point, bool excl
               scratch.poison(st);  // a pass that reads a tile sum no block wrote gets NaN or -1
             },
         .new_inputs = make_inputs,
+        .launches = {.max_kernels = max_kernels},
         .resources = resources,
         .extra = std::move(more),
     });
@@ -216,7 +221,7 @@ void measure_scans(cudalabs::Session& s, const cudalabs::Point& point, bool excl
     if (s.selected(v.name))
       measure_scan(
           v.name, [&](cudaStream_t st) { v.run(d_in.data(), d_out.data(), n, exclusive, scratch.data(), st); },
-          v.resources(element), {});
+          v.resources(element), {}, v.max_kernels);
 
   if (!s.selected("compact")) return;
   auto check_compacted = [&] {

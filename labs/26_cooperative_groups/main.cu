@@ -283,7 +283,8 @@ int main(int argc, char** argv) {
             [&](cudaStream_t st) { lab26::grid_sync_sum(problem.input(), partials.data(), problem.output(), n, blocks, st); },
             [&](cudaStream_t st) { partials.poison(st); }, grid_sync.resources,
             {{"launches", 1.0}, {"blocks", static_cast<double>(blocks)},
-             {"co_resident_limit", static_cast<double>(grid_sync.blocks())}});
+             {"co_resident_limit", static_cast<double>(grid_sync.blocks())}},
+            {.max_kernels = 1, .cooperative = 1});  // the lesson: the grid waits for itself, in one launch
       }
       if (s.selected("persistent")) {
         const std::int64_t items = lab26::persistent_items(n);
@@ -299,7 +300,8 @@ int main(int argc, char** argv) {
             },
             [&](cudaStream_t st) { partials.poison(st); }, persistent.resources,
             {{"launches", 1.0}, {"blocks", static_cast<double>(blocks)}, {"work_items", static_cast<double>(items)},
-             {"co_resident_limit", static_cast<double>(persistent.blocks())}});
+             {"co_resident_limit", static_cast<double>(persistent.blocks())}},
+            {.max_kernels = 1, .cooperative = 1});
       }
       if (s.selected("select_positive")) {
         const unsigned blocks =

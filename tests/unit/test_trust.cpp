@@ -103,3 +103,21 @@ TEST(Throttle, ThermalSlowdownIsFlaggedPowerCapIsNot) {
   ClockSample invalid;
   EXPECT_FALSE(throttled_between(invalid, b, &why));
 }
+
+// A variant whose launch is the lesson declares it (Measurement::launches).
+TEST(GpuWorkRule, DeclaredLaunchesAreHeld) {
+  GpuWork w;
+  w.traced = true;
+  w.kernels = 1;
+  w.cooperative = 1;
+  w.max_kernels = 1;
+  w.expect_cooperative = 1;
+  EXPECT_EQ(w.problem(), "");
+  w.kernels = 2;  // the grid sync replaced by a second launch
+  w.cooperative = 0;
+  EXPECT_NE(w.problem().find("at most 1 launch"), std::string::npos) << w.problem();
+  w.kernels = 1;  // one launch, but not a cooperative one
+  EXPECT_NE(w.problem().find("0 cooperative launches"), std::string::npos) << w.problem();
+  w.max_kernels = w.expect_cooperative = -1;  // nothing declared: any launches
+  EXPECT_EQ(w.problem(), "");
+}

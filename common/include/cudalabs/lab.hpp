@@ -80,6 +80,13 @@ struct Measurement {
   // move, step 4). Only for a lesson that keeps pointers by design: a CUDA
   // graph replays the addresses it captured (lab 29's decode_graph).
   std::string keeps_pointers;
+  // What the traced run may launch, where the launch itself is the lesson
+  // (lab 26's grid_sync: one kernel, launched cooperatively; lab 25's single
+  // pass: at most two, the pass and a reset); -1: any.
+  struct Launches {
+    int max_kernels = -1;
+    int cooperative = -1;  // exactly this many cooperative launches
+  } launches;
   Expect expect = Expect::kernels;
   Peak peak = Peak::fp32;  // which compute peak bounds its FLOP/s (DeviceInfo::peak_gflops)
   std::optional<KernelResources> resources;

@@ -34,6 +34,11 @@ struct GpuWork {
   // Host<->device copies are the lesson (Expect::kernels_and_copies): they and
   // the synchronisations they make are not held against the run.
   bool copies_allowed = false;
+  // Kernels launched cooperatively (cudaLaunchCooperativeKernel, or the
+  // cooperative launch attribute): the trace's launch type.
+  int cooperative = 0;
+  // What the variant declared it launches (Measurement::launches); -1: any.
+  int max_kernels = -1, expect_cooperative = -1;
 
   // Why this run did not do its work on the GPU ("" when it did, or was not traced).
   std::string problem() const;
