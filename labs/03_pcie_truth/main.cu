@@ -20,9 +20,9 @@
 
 #include <cudalabs/lab.hpp>
 
-// Lab 03 has no kernel of its own, so no kernels.cu and no student file: it
-// times copies and the course's lab 01 kernel, included from the course tree.
-#include "../01_vector_add/vector_add.cuh"
+// The copies are the student's (transfers.cuh, behind kernels.hpp); the kernel
+// is lab 01's, unchanged, so its time compares with labs 01 and 02.
+#include "kernels.hpp"
 #include "round_trip_inputs.hpp"
 
 namespace {
@@ -34,13 +34,16 @@ struct HostSide {
   float* c;
 };
 
-void upload(const HostSide& h, float* d_a, float* d_b, std::int64_t n, cudaStream_t st) {
+// The course's own upload, for the rows that start from data already on the
+// GPU: their setup must not depend on the exercise.
+void stage_on_device(const HostSide& h, float* d_a, float* d_b, std::int64_t n, cudaStream_t st) {
   CUDALABS_CHECK(cudaMemcpyAsync(d_a, h.a, n * sizeof(float), cudaMemcpyHostToDevice, st));
   CUDALABS_CHECK(cudaMemcpyAsync(d_b, h.b, n * sizeof(float), cudaMemcpyHostToDevice, st));
 }
 
-void download(const HostSide& h, const float* d_c, std::int64_t n, cudaStream_t st) {
-  CUDALABS_CHECK(cudaMemcpyAsync(h.c, d_c, n * sizeof(float), cudaMemcpyDeviceToHost, st));
+// The CPU row: the same sum on one core.
+void add_on_cpu(const float* a, const float* b, float* c, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];
 }
 
 double median_of(const cudalabs::Session& s, const cudalabs::Point& p, const std::string& variant) {
@@ -96,11 +99,11 @@ int main(int argc, char** argv) {
       // and for the downloads c = a + b too.
       auto inputs_on_device = [&](std::uint64_t seed) {
         make_inputs(seed);
-        upload(pinned, d_a.data(), d_b.data(), n, s.stream());
+        stage_on_device(pinned, d_a.data(), d_b.data(), n, s.stream());
       };
       auto sums_on_device = [&](std::uint64_t seed) {
         inputs_on_device(seed);
-        vector_add(d_a.data(), d_b.data(), d_c.data(), n, s.stream());
+        lab03::vector_add(d_a.data(), d_b.data(), d_c.data(), n, s.stream());
       };
 
       auto check_inputs_on_device = [&] {
@@ -113,7 +116,7 @@ int main(int argc, char** argv) {
         s.measure({.variant = "cpu",
                    .size = point,
                    .work = {.bytes = 3 * vec_bytes, .flops = 1.0 * n},
-                   .run = [&](cudaStream_t) { vector_add_cpu(a.data(), b.data(), pageable_c.data(), n); },
+                   .run = [&](cudaStream_t) { add_on_cpu(a.data(), b.data(), pageable_c.data(), n); },
                    .check = [&] { return cudalabs::check_close(pageable_c, expected, add_tol); },
                    .poison = [&](cudaStream_t) { std::fill(pageable_c.begin(), pageable_c.end(), NAN); },
                    .new_inputs = make_inputs,
@@ -122,15 +125,15 @@ int main(int argc, char** argv) {
                    .clock = cudalabs::Clock::host});
 
       if (s.selected("kernel_only")) {
-        upload(pinned, d_a.data(), d_b.data(), n, s.stream());
+        stage_on_device(pinned, d_a.data(), d_b.data(), n, s.stream());
         s.measure({.variant = "kernel_only",
                    .size = point,
                    .work = {.bytes = 3 * vec_bytes, .flops = 1.0 * n},
-                   .run = [&](cudaStream_t st) { vector_add(d_a.data(), d_b.data(), d_c.data(), n, st); },
+                   .run = [&](cudaStream_t st) { lab03::vector_add(d_a.data(), d_b.data(), d_c.data(), n, st); },
                    .check = [&] { return cudalabs::check_close(d_c.download(), expected, add_tol); },
                    .poison = [&](cudaStream_t st) { d_c.poison(st); },
                    .new_inputs = inputs_on_device,
-                   .resources = cudalabs::resources_of(vector_add_kernel, vector_add_block)});
+                   .resources = lab03::vector_add_resources()});
       }
 
       for (const auto* kind : {"pageable", "pinned"}) {
@@ -143,7 +146,7 @@ int main(int argc, char** argv) {
           s.measure({.variant = prefix + "_h2d",
                      .size = point,
                      .work = {.bytes = 2 * vec_bytes},
-                     .run = [&](cudaStream_t st) { upload(host, d_a.data(), d_b.data(), n, st); },
+                     .run = [&](cudaStream_t st) { lab03::upload(host.a, host.b, d_a.data(), d_b.data(), n, st); },
                      .check = check_inputs_on_device,
                      .poison = poison_inputs,
                      .new_inputs = make_inputs,
@@ -153,12 +156,12 @@ int main(int argc, char** argv) {
                      .clock = clock});
 
         if (s.selected(prefix + "_d2h")) {
-          upload(pinned, d_a.data(), d_b.data(), n, s.stream());
-          vector_add(d_a.data(), d_b.data(), d_c.data(), n, s.stream());
+          stage_on_device(pinned, d_a.data(), d_b.data(), n, s.stream());
+          lab03::vector_add(d_a.data(), d_b.data(), d_c.data(), n, s.stream());
           s.measure({.variant = prefix + "_d2h",
                      .size = point,
                      .work = {.bytes = vec_bytes},
-                     .run = [&](cudaStream_t st) { download(host, d_c.data(), n, st); },
+                     .run = [&](cudaStream_t st) { lab03::download(d_c.data(), host.c, n, st); },
                      .check = [&] { return cudalabs::check_close({host.c, static_cast<std::size_t>(n)}, expected, add_tol); },
                      .poison = [&](cudaStream_t) { std::fill(host.c, host.c + n, NAN); },
                      .new_inputs = sums_on_device,
@@ -174,9 +177,7 @@ int main(int argc, char** argv) {
                      .work = {.bytes = 3 * vec_bytes, .flops = 1.0 * n},
                      .run =
                          [&](cudaStream_t st) {
-                           upload(host, d_a.data(), d_b.data(), n, st);
-                           vector_add(d_a.data(), d_b.data(), d_c.data(), n, st);
-                           download(host, d_c.data(), n, st);
+                           lab03::round_trip(host.a, host.b, host.c, d_a.data(), d_b.data(), d_c.data(), n, st);
                          },
                      .check = [&] { return cudalabs::check_close({host.c, static_cast<std::size_t>(n)}, expected, add_tol); },
                      .poison = [&](cudaStream_t st) { std::fill(host.c, host.c + n, NAN); poison_inputs(st); d_c.poison(st); },
