@@ -451,9 +451,10 @@ def sanitize_one(lab, prog, cfg, seed, tool, extra, out, index, untrusted=None):
     return r.seconds, None
 
 
-def sanitize_labs(results, build, seed, args, out, pool, untrusted=None):
+def sanitize_labs(results, prog_of, seed, args, out, pool, trust_of=lambda lab: None):
     """Every sanitizer run of every lab that passed its correctness runs, each run a
-    task of its own: the longest single run, not a lab's sum, bounds the time."""
+    task of its own: the longest single run, not a lab's sum, bounds the time.
+    prog_of(lab): the program to run; trust_of(lab): its Untrusted, or None."""
     jobs, tasks = {}, []
     for res in results:
         only = []
@@ -464,14 +465,14 @@ def sanitize_labs(results, build, seed, args, out, pool, untrusted=None):
             only = [a for v in right for a in ("--variant", v)]
         if res.status != "graded" or (res.problems and not only):
             continue
-        prog = build / "labs" / res.lab / res.lab
+        prog = prog_of(res.lab)
         for index, (tool, extra) in enumerate(sanitizer_runs(res.cfg)):
             tasks.append((res.lab, index, prog, res.cfg, tool, extra + only))
     # Longest first: racecheck runs take 5-20x the others (47 s for 09's on the
     # H100, where memcheck takes 3 s); queued last, they would run alone at the end.
     tasks.sort(key=lambda t: t[4] != "racecheck")
     for lab, index, prog, cfg, tool, extra in tasks:
-        jobs[(lab, index)] = pool.submit(sanitize_one, lab, prog, cfg, seed, tool, extra, out, index, untrusted)
+        jobs[(lab, index)] = pool.submit(sanitize_one, lab, prog, cfg, seed, tool, extra, out, index, trust_of(lab))
     by_lab = {res.lab: res for res in results}
     reports = {}
     for (lab, index), future in sorted(jobs.items()):
@@ -822,10 +823,21 @@ def grade(args):
             print(header, flush=True)
         print(f"  {lab:<28} {verdict}", flush=True)
 
+    def graded_build(lab):
+        # A lab without student files (19_driver_api) has nothing of the
+        # submission in it: the course's own build runs it, trusted and unjudged.
+        return course_build if untrusted and not config[lab]["student_files"] else build
+
+    def prog_of(lab):
+        return graded_build(lab) / "labs" / lab / lab
+
+    def trust_of(lab):
+        return untrusted if graded_build(lab) is build else None
+
     try:
         to_check = []
         for lab in labs:
-            cfg, prog = config[lab], build / "labs" / lab / lab
+            cfg, prog = config[lab], prog_of(lab)
             if build_errors.get(lab):
                 results[lab] = LabResult(lab, cfg, status="does not build", note=build_errors[lab])
             elif rejected.get(lab):
@@ -842,12 +854,12 @@ def grade(args):
         # The first lab alone: without a GPU it says so before anything else runs.
         if to_check:
             first = to_check[0]
-            results[first] = check_lab(first, build / "labs" / first / first, config[first], seed, args, out, first=True,
-                                       untrusted=untrusted, judge_prog=course_build / "labs" / first / first)
+            results[first] = check_lab(first, prog_of(first), config[first], seed, args, out, first=True,
+                                       untrusted=trust_of(first), judge_prog=course_build / "labs" / first / first)
             progress(first, "checked" if not results[first].problems else "WRONG")
         with ThreadPoolExecutor(max_workers=args.parallel) as pool:
-            futures = {lab: pool.submit(check_lab, lab, build / "labs" / lab / lab, config[lab], seed, args, out,
-                                        untrusted=untrusted, judge_prog=course_build / "labs" / lab / lab)
+            futures = {lab: pool.submit(check_lab, lab, prog_of(lab), config[lab], seed, args, out,
+                                        untrusted=trust_of(lab), judge_prog=course_build / "labs" / lab / lab)
                        for lab in to_check[1:]}
             for lab, future in futures.items():
                 try:
@@ -856,7 +868,7 @@ def grade(args):
                     results[lab] = LabResult(lab, config[lab], problems=[f"no GPU: {e}"])
                 progress(lab, "checked" if not results[lab].problems else "WRONG")
             if args.sanitize:
-                sanitize_labs([results[lab] for lab in to_check], build, seed, args, out, pool, untrusted)
+                sanitize_labs([results[lab] for lab in to_check], prog_of, seed, args, out, pool, trust_of)
                 for lab in to_check:
                     if results[lab].sanitizer:
                         progress(lab, "compute-sanitizer " + ("clean" if results[lab].sanitizer == "clean" else "found errors"))
@@ -869,7 +881,7 @@ def grade(args):
                     # more size (03_pcie_truth: 21 s of pageable copies).
                     res.notes.append("no benchmark run: this lab has no performance points")
                 elif res.status == "graded" and not res.problems:
-                    scores.append(benchmark_lab(res, build / "labs" / lab / lab, seed, args, out, untrusted,
+                    scores.append(benchmark_lab(res, prog_of(lab), seed, args, out, trust_of(lab),
                                                 course_build / "labs" / lab / lab))
             # Four at a time: each judge holds the lab's largest inputs on the GPU.
             with ThreadPoolExecutor(max_workers=min(4, args.parallel)) as pool:
@@ -877,6 +889,8 @@ def grade(args):
                     done.result()
         for lab in labs:
             res = results[lab]
+            if untrusted and not config[lab]["student_files"]:
+                res.notes.append("no student files: run from the course's own build")
             if ignored.get(lab):
                 res.notes.append(f"ignored (not the lab's kernel files): {', '.join(ignored[lab])}")
             finish_lab(res, args)
