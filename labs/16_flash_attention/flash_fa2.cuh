@@ -26,8 +26,9 @@
 //    for the spilling 64-key tiles (2026-11-23, git f684493 against e0369e9;
 //    results/h100/notes/16_flash_attention.md). The running max, the rescale
 //    of O's 128 floats and the two barriers once per 32 keys cost more than 8
-//    spilled values reloaded once per tile. Registers set 2 blocks per SM either way: 3 would need <= 168
-//    (65536 / 384 threads), less than O and S alone. 16 rows per warp would need
+//    spilled values reloaded once per tile. Registers set 2 blocks per SM
+//    either way: 3 would need <= 168 (65536 / 384 threads), less than O and S
+//    alone. 16 rows per warp would need
 //    fewer registers (O 64 floats) but halves the reuse of item 1: lab 17
 //    measured 32 rows per warp faster at equal occupancy (d = 128: 309 TFLOPS
 //    against flash_mma's 283).
