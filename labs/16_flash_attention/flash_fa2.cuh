@@ -28,10 +28,9 @@
 //    of O's 128 floats and the two barriers once per 32 keys cost more than 8
 //    spilled values reloaded once per tile. Registers set 2 blocks per SM
 //    either way: 3 would need <= 168 (65536 / 384 threads), less than O and S
-//    alone. 16 rows per warp would need
-//    fewer registers (O 64 floats) but halves the reuse of item 1: lab 17
-//    measured 32 rows per warp faster at equal occupancy (d = 128: 309 TFLOPS
-//    against flash_mma's 283).
+//    alone. 16 rows per warp would need fewer registers (O 64 floats) but
+//    halves the reuse of item 1: lab 17 measured 32 rows per warp faster at
+//    equal occupancy (d = 128: 309 TFLOPS against flash_mma's 283).
 // 3. Swizzled shared memory instead of padded rows. Tiles are dense (rows of
 //    exactly 128 B or 256 B), and 16-byte piece c of row r is stored at piece
 //    c XOR (r mod 8). The 8 rows of one ldmatrix phase (8 consecutive rows,
