@@ -20,17 +20,17 @@
 //    and its fragments are reloaded per key tile (as FlashAttention-2 does).
 //    Key tiles (BC) of 64 keys at both head dimensions. At d = 128 that needs
 //    O 128 + S 64 + Q and K fragments 12 = 204 registers live at once before
-//    any address or index, and ptxas (sm_90) spills 32 bytes at 255. We tried
-//    32-key tiles at d = 128 (172 live, 253 used, no spill): on the H100, in
-//    lab 17's shape (batch 4 x 16 heads x N 4096), they ran at 288 TFLOPS
-//    against 309 for the spilling 64-key tiles (results/h100/runs/
-//    20261123-fa2-d128/). The running max, the rescale of O's 128 floats and
-//    the two barriers once per 32 keys cost more than 8 spilled values reloaded
-//    once per tile. Registers set 2 blocks per SM either way: 3 would need <= 168
-//    (65536 / 384 threads), less than O and S alone. 16 rows per warp would need
-//    fewer registers (O 64 floats) but halves the reuse of item 1: lab 17
-//    measured 32 rows per warp faster at equal occupancy (d = 128: 309 TFLOPS
-//    against flash_mma's 283).
+//    any address or index, and ptxas (sm_90) spills 32 bytes at 255. 32-key
+//    tiles at d = 128 (172 live, 253 used, no spill) were measured on the H100
+//    in lab 17's shape (batch 4 x 16 heads x N 4096): 288 TFLOPS against 309
+//    for the spilling 64-key tiles (2026-11-23, git f684493 against e0369e9;
+//    results/h100/notes/16_flash_attention.md). The running max, the rescale
+//    of O's 128 floats and the two barriers once per 32 keys cost more than 8
+//    spilled values reloaded once per tile. Registers set 2 blocks per SM
+//    either way: 3 would need <= 168 (65536 / 384 threads), less than O and S
+//    alone. 16 rows per warp would need fewer registers (O 64 floats) but
+//    halves the reuse of item 1: lab 17 measured 32 rows per warp faster at
+//    equal occupancy (d = 128: 309 TFLOPS against flash_mma's 283).
 // 3. Swizzled shared memory instead of padded rows. Tiles are dense (rows of
 //    exactly 128 B or 256 B), and 16-byte piece c of row r is stored at piece
 //    c XOR (r mod 8). The 8 rows of one ldmatrix phase (8 consecutive rows,
@@ -58,7 +58,7 @@
 // 8. Lazy rescaling (as FlashAttention-4 does): a warp keeps its rows' old
 //    maxima, and skips multiplying O's d columns by alpha, until some row's
 //    max grows 2^8-fold (mma_fragments.cuh, `slack`). The O rescale was 10%
-//    of the instructions executed at d = 128 (call 1's profile: FMUL).
+//    of the instructions executed at d = 128 (Nsight Compute: FMUL).
 //
 // Thread layout: warp w owns rows 32w .. 32w+31 of the block's 128, its row
 // tile mt rows 32w+16mt .. +15. Within a row tile the fragment layouts are
@@ -141,7 +141,8 @@ __device__ __forceinline__ int k_lane_chunk() { return (threadIdx.x >> 3) & 1; }
 // 8·(c & ~7), is a constant the instruction carries. Computed per ldmatrix,
 // the address took 4-5 integer instructions (VIADD, LOP3, IMAD.SHL, LEA): 30%
 // of the instructions the kernel executed at d = 128, with one HMMA in 5
-// (Nsight Compute, session 6 call 1: results/h100/runs/20261123-s6-call1/).
+// (Nsight Compute source counters, 2026-11-23, git a34a7e0;
+// results/h100/notes/16_flash_attention.md).
 template <int D>
 struct LaneOffsets {
   int at[4];  // elements: lane_row·D + 8·((2i) XOR lane_chunk XOR (lane_row & 7))

@@ -28,9 +28,9 @@
 //   4. A slice's copies in two halves: each thread's 12 cp.async of slice
 //      s+2 go out 6 at k-step 0 and 6 at k-step 2, between the mma, not 12
 //      in one burst (~131 instructions per warp, 14% of Nsight Compute's
-//      stall samples sat there: results/h100/runs/20261123-s7-call2/ncu3_*).
-//      Measured in one process beside cuBLAS (results/h100/runs/
-//      20261123-s9-call1/probe.txt): one burst 0.624×, 0.633×, 0.508× cuBLAS
+//      stall samples sat there: Nsight Compute, 2026-11-23, git c23f0bd).
+//      Measured in one process beside cuBLAS (2026-11-23, kept in git
+//      eaddd1f): one burst 0.624×, 0.633×, 0.508× cuBLAS
 //      at 8192³, 4096³, 4104³; two halves 0.634×, 0.643×, 0.544×; four
 //      quarters 0.573×, 0.569×, 0.489× (255 registers and 24 bytes spilled).
 //

@@ -27,8 +27,8 @@
 // and ~16 panels of B. Row-by-row order would share 1 panel of A and stream
 // all of B through L2 for every tile row: at 8192³ with 128×128 tiles, 64
 // passes over B's 128 MB against L2's 50 MB. For step 4 at 8192³, groups of
-// 4 and 16 tile rows measured 1.7% and 0.5% slower than 8 (results/h100/
-// runs/20261123-s11-call6/).
+// 4 and 16 tile rows measured 1.7% and 0.5% slower than 8 (2026-11-23, git
+// bed3a34; results/h100/notes/30_tensor_core_gemm.md).
 struct TileCoord {
   int row0, col0;  // the tile's first row and column of C
 };
@@ -89,13 +89,13 @@ __device__ inline uint4 load_chunk_or_zeros(const T* __restrict__ matrix, int ro
 // matrix (one bit per copy). A slice then costs, per copy, an address add and
 // a select. Recomputed per copy (row, the matrix pointer from the constant
 // bank, a 64-bit multiply, the bounds), the 12 copies of a step-3 slice took
-// more issue slots than the warp's 128 mma (Nsight Compute, session 6 call
-// 4: results/h100/runs/20261123-s6-call4/). What is left, about 130
+// more issue slots than the warp's 128 mma (Nsight Compute source counters,
+// 2026-11-23, code of git c964a91). What is left, about 130
 // instructions per slice (bit test, compare, two selects of a 64-bit source
 // per copy), was measured not to matter: a second, unchecked loop for tiles
 // lying wholly inside was no faster — the compiler ran both loops, predicated,
-// and step 3 stayed at 0.615× cuBLAS (session 7 call 3:
-// results/h100/runs/20261123-s7-call3/). Host and device: slice_copies_test.cu
+// and step 3 stayed at 0.615× cuBLAS (2026-11-23, git 104780b; results/h100/
+// notes/30_tensor_core_gemm.md). Host and device: slice_copies_test.cu
 // checks every copy's source against the plain formula on the CPU.
 template <typename T, int Loads, int ALoads, int RowStep>
 struct SliceCopies {
@@ -258,7 +258,8 @@ __device__ inline std::uint32_t prepare_register(std::uint32_t bits) {
 // are constants the ldmatrix carries. Computed per ldmatrix, an address took
 // 4-5 integer instructions (add, XOR, shift, LEA) — in lab 16's flash2 at
 // d = 128, 30% of all instructions executed, and the same change made it
-// 4-10% faster (results/h100/runs/20261123-s6-call2/).
+// 4-10% faster (2026-11-23, git a34a7e0 against c964a91's LaneOffsets;
+// results/h100/notes/16_flash_attention.md).
 template <int KSteps>
 struct LaneOffsets {
   int a[KSteps], b[KSteps];

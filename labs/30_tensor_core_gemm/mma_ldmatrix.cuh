@@ -20,18 +20,18 @@
 // slice of mma covers their latency; one barrier per slice. How deep a slice
 // is decides how much latency that is: 64 bytes of k (2 k-steps, 64 mma per
 // warp) was too little — the stores to shared memory waited on their loads
-// (STS stalled on the long scoreboard: 23% of Nsight Compute's samples,
-// results/h100/runs/20261123-s7-call2/ncu2_src.txt.gz) and the step ran at
-// 0.41× cuBLAS; 128 bytes (4 k-steps, 128 mma per warp) covers twice the
-// latency with half the barriers: 0.54× (same probe, same call:
-// results/h100/runs/20261123-s7-call3/probe_*.txt).
+// (STS stalled on the long scoreboard: 23% of Nsight Compute's samples at
+// git c23f0bd) and the step ran at 0.41× cuBLAS; 128 bytes (4 k-steps, 128
+// mma per warp) covers twice the latency with half the barriers: 0.54× (both
+// builds beside cuBLAS in one process, 2026-11-23, git 104780b;
+// results/h100/notes/30_tensor_core_gemm.md).
 //
 // The price is registers: a 128-byte slice stages 12 chunks of 16 bytes per
 // thread (48 registers). To fit, the fragments are single-buffered: a warp
 // loads k-step t's fragments, then multiplies them, and the scheduler's other
 // warp multiplies while it waits on its ldmatrix (2 warps per scheduler).
 // Double-buffered fragments (32 more registers) were no faster in the bare
-// fragment loop (runs/20261123-s6-call6/probe_new.txt), and with a 128-byte
+// fragment loop (2026-11-23, git 4b464ee), and with a 128-byte
 // slice they would spill.
 //
 // Budgets (ptxas, sm_90): registers — 128 accumulators + 32 fragment

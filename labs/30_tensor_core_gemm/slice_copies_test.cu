@@ -97,7 +97,7 @@ int main() {
     check_plan<__nv_bfloat16, 128, 256, 512, 8>("cp_async bf16 512 threads", s[0], s[1], s[2]);
     // Step 2 (and TF32, on floats): the same 8 chunks per row (128-byte slices).
     check_plan<float, 128, 256, 256, 8>("mma_ldmatrix tf32", s[0], s[1], s[2]);
-    // 64-byte slices, 4 chunks per row (step 2 before session 7).
+    // 64-byte slices, 4 chunks per row (step 2 up to git c23f0bd).
     check_plan<__half, 128, 256, 256, 4>("64-byte slices fp16", s[0], s[1], s[2]);
   }
   std::printf("%ld copies checked, %d wrong\n", checked, failures);

@@ -33,8 +33,8 @@
 // the tiles, the ring running on from one tile to the next — the producer
 // loads the next tile's first slices while the consumers store this one. One
 // block per tile paid, per tile, a block launch, an empty ring and a store
-// with nothing to overlap it: measured on the H100 (results/h100/runs/
-// 20261123-s10-call3/, two builds alternated), 1.505 -> 1.500 ms at 8192³,
+// with nothing to overlap it: measured on the H100 (2026-11-23, git d814a42
+// against it + persistent blocks, alternated), 1.505 -> 1.500 ms at 8192³,
 // 0.206 -> 0.197-0.202 ms at 4096³ (FP16).
 //
 // Split-K, for shapes with fewer tiles than SMs (decode-like m = 16 .. 128:
@@ -42,8 +42,8 @@
 // its k slices, the units' partial sums added into C with atomics (8-byte
 // float2 atomics where n is even: half as many as one float each) after the
 // launcher zeroes C. m = 16, n = k = 4096 went from 0.047 to 0.027-0.029 ms;
-// m = 128, n = k = 4096 from 0.047-0.049 to 0.030-0.031 ms (runs/20261123-
-// s10-call4/ and -call5/). The sums' order then depends on timing: C may
+// m = 128, n = k = 4096 from 0.047-0.049 to 0.030-0.031 ms (2026-11-23, git
+// c51973b and b6d65e6). The sums' order then depends on timing: C may
 // differ from run to run in the last bits (the check's tolerance is for any
 // order).
 //
@@ -56,8 +56,8 @@
 // m rows of A its N (m64nNk16), nothing multiplied twice, and the stages
 // shrink to 18-32 KB, so 6 to 12 of them fit (TileShape). Only the store
 // differs: element (r, c) of Cᵀ goes to C[c][r]. Measured on the H100, CUDA-
-// graph times (results/h100/runs/20261124-s14-call1/, the old and new builds
-// alternated three times): m = 16, n = k = 4096: 17.2-17.3 -> 9.9-10.2 µs
+// graph times (2026-11-24, git 6367398 against dec8889's tiles, alternated
+// three times): m = 16, n = k = 4096: 17.2-17.3 -> 9.9-10.2 µs
 // (cuBLAS 8.3-8.6); m = 64: 16.7-17.5 -> 12.5; m = 128: 20.4-20.9 ->
 // 16.0-16.3 (cuBLAS 11.2-11.7); n = k = 8192, m = 16: 54.5-55.3 -> 49.5-50.4
 // (cuBLAS 48.3-49.0); m = 128: 65.2-65.9 -> 59.0-59.1 (cuBLAS 51.3-52.8).
@@ -73,7 +73,7 @@
 // multicasts that half into both (TMA multicast: L2 sends each block 32 KB
 // per slice instead of 48). A stage is refilled only when the consumers of
 // both blocks have released it: the "empty" barriers count both blocks'
-// warps. Measured on the H100 (results/h100/runs/20261123-s11-call1/): 8192³
+// warps. Measured on the H100 (2026-11-23, git 2728c0c against 7cc5a25): 8192³
 // FP16 1.4788 -> 1.4772 ms (medians of three), BF16 1.4276 -> 1.4088 ms; L2
 // throughput 69% -> 65%. A small gain: the kernel was not waiting on L2.
 //
@@ -151,8 +151,8 @@ using SkinnyTile = TileShape<Rows, N, true>;
 // (the swizzle atom: 8 rows of 128 bytes). The stage's rows after the box are
 // never written: they only reach columns of the product past m, which are
 // never stored. A box of the full width cost TMA its zero-filled rows:
-// measured on the H100 (results/h100/runs/20261124-s16-call4/, the two
-// builds alternated three times, CUDA-graph times, n = k = 4096), m = 80
+// measured on the H100 (2026-11-24, git c5aefa9 with and without the cut,
+// alternated three times, CUDA-graph times, n = k = 4096), m = 80
 // 17.7-18.3 -> 13.9-14.4 µs, m = 96 17.2-17.4 -> 15.1-15.4, m = 48 13.0-13.1
 // -> 12.2-12.5; 96 × 8192 × 8192 55.4-55.5 -> 52.6-53.2; m = 16, 64 and 128
 // unchanged (their box is the same).
@@ -190,15 +190,15 @@ inline SplitK split_k_plan(int tiles, int slices, int sms) {
 // tiles win (an inference from the times, not a counter).
 //
 // Measured on the H100 (CUDA-graph times, µs, each tile forced, alternated
-// three times; results/h100/runs/20261124-s17-call1/ .. -call5/, 44 shapes,
-// 16 of them drawn at random): k a multiple of 64, 128 × 4096 × 4096 15.6-16.7
-// (128 rows) against 15.2-15.7 (64 rows), 128 × 2048 × 2048 11.1-11.5 against
+// three times; 2026-11-24, git ae927e7, 44 shapes, 16 of them drawn at
+// random; results/h100/notes/30_tensor_core_gemm.md): k a multiple of 64,
+// 128 × 4096 × 4096 15.6-16.7 (128 rows) against 15.2-15.7 (64 rows), 128 × 2048 × 2048 11.1-11.5 against
 // 8.8-9.1, 114 × 7248 × 3648 28.9-29.3 against 24.6-24.8; k eight more
 // (not a multiple of 64), 128 × 4096 × 4104 22.1-22.4 against 25.9-26.3,
 // 114 × 7248 × 3656 34.2-35.0 against 39.4-39.7 (cuBLAS too is 1.5x slower
 // at k = 4104 than at 4096: 15.6-16.3 against 10.4-10.6). Over the 44
 // shapes this rule's tile is on average 1.1% slower than the faster of the
-// two (at worst 13%: 64 × 1500 × 6000); session 15's rule (64 rows only
+// two (at worst 13%: 64 × 1500 × 6000); git 33419e3's rule (64 rows only
 // where they remove the split) 6%, 64 rows wherever split 5%. Consumers
 // side by side need N >= 32 (wgmma N = 16 each).
 struct SkinnyChoice {
@@ -229,8 +229,8 @@ inline SkinnyChoice skinny_tile_for(int m, int n, int padded_k, int sms) {
 // slices of A and B while they are in L2 — taken first tile first, each
 // range starts at its own k and they share nothing: the kernel ran 7% slower
 // at 4096³ and 1.3x slower at 1280 × 2560 × 8192 than with no stream-K
-// (results/h100/runs/20261123-s12-call1/; its kernel time under Nsight
-// Compute, and a build without the finisher's wait as slow: -s12-call2/).
+// (2026-11-23, git e399457 against 7576ca9; its kernel time under Nsight
+// Compute, and a build without the finisher's wait as slow).
 // The worker holding a tile's last slice finishes that tile (it reaches it
 // last: the end of its range); the others (lower indices) write their partial
 // sums to a workspace and count themselves in on the tile's flag as soon as
@@ -239,9 +239,9 @@ inline SkinnyChoice skinny_tile_for(int m, int n, int padded_k, int sms) {
 // workers' first items, which never wait: no cycle.
 //
 // The hand-over costs the finisher a wait, a read of the partial sums and
-// their adds at the very end: measured (results/h100/runs/20261123-s12-call3/,
-// Nsight Compute's kernel times at its fixed clocks), stream-K made 8192³
-// 1.9% faster, 4104³ 6% and 1280 × 2560 × 8192 9%, but 4096³ 2.5% slower
+// their adds at the very end: measured (2026-11-23, git cf24f12 against
+// 7576ca9, Nsight Compute's kernel times at its fixed clocks), stream-K made
+// 8192³ 1.9% faster, 4104³ 6% and 1280 × 2560 × 8192 9%, but 4096³ 2.5% slower
 // (58 bands on 66 pairs: 8 slices of each worker's round idle) and 2000 ×
 // 4400 × 1000 3% slower (16-slice tiles) — there the hand-over took longer
 // than the idle time it recovered. So the tail is shared out only where the
@@ -462,7 +462,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
         // Keeping one group of this warpgroup in flight too (wait_group<1>,
         // releasing the previous slice's stage) was measured on the H100 and
         // did not pay: within 1% at 8192³ and 4096³, FP16 and BF16, either way
-        // (results/h100/runs/20261123-s9-call7/: wg1.patch, ab_wait*.txt).
+        // (2026-11-23, git 6f16d65; again on 2026-11-24 at git 33419e3).
         hw::wgmma_wait_group<0>();
         hw::fence_operands(acc);
         if constexpr (Cluster == 1) {
