@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The grading suite: runs every lab on this machine's GPU and scores it.
 
-For each lab: correctness runs (--quick, every named test run of the lab's
-meson.build, any check_args of tools/grading.toml; each with --check-only, so
+For each lab: correctness runs (--quick, every named run of the lab's
+[labs.NAME.runs] in tools/grading.toml, the drawn runs; each with --check-only, so
 every variant is checked on a poisoned output three times: first run, a
 repeated run, and fresh input values), with a seed chosen here, fresh each run
 unless --seed is given; compute-sanitizer memcheck, racecheck, synccheck and
@@ -296,12 +296,11 @@ def blames_variants(r, records):
 
 
 def correctness_runs(lab, cfg, seed=0):
-    """(label, args) of every correctness run: --quick, the lab's named test runs,
-    check_args, the lab's sanitizer size, and the runs drawn from its declared space
+    """(label, args) of every correctness run: --quick, the lab's named runs
+    ([labs.NAME.runs]), the lab's sanitizer size, and the runs drawn from its declared space
     of sizes and parameters (tools/grader/draws.py: new ones for every seed)."""
     runs = [("--quick", ["--quick"])]
-    runs += [(label, a) for label, a in edge_runs(ROOT, lab)]
-    runs += [(" ".join(a), a) for a in cfg["check_args"]]
+    runs += edge_runs(cfg)
     if cfg["sanitize_args"]:
         # The sanitizer's verdict is compute-sanitizer's; the outputs at its size are judged here.
         runs.append((" ".join(cfg["sanitize_args"]), list(cfg["sanitize_args"])))

@@ -409,7 +409,7 @@ def verify_lab(lab, m, cfg, build, tmp, timeout):
 
 def verify_run(root, build, marks, timeout=900, jobs=4):
     """Runs every lab of a build of the starter tree with the grader's correctness
-    runs (--check-only: --quick, the lab's named test runs, its check_args): the
+    runs (--check-only: --quick, the lab's named runs of grading.toml): the
     exercise variants of marked labs fail "not implemented yet", every other
     variant passes. A run exits 1 when an exercise variant ran in it, else 0. An
     exercise variant that no run reached passes only where the program said it

@@ -91,6 +91,10 @@ class Config(unittest.TestCase):
             "[labs.05_matmul]\ncorrectness = -1\n": "correctness",
             "[labs.99_nothing]\nthreshold = 0.2\n": "99_nothing",
             "[labs.05_matmul]\ncheck_args = [\"--size\"]\n": "check_args",
+            "[labs.05_matmul.runs]\nedge = \"--size 1,2\"\n": "runs",
+            "[labs.05_matmul.runs]\nedge = []\n": "runs",
+            "[labs.05_matmul.runs]\nedge = [\"--size\", \"\"]\n": "runs",
+            "[defaults.runs]\nedge = [\"--quick\"]\n": "runs",
             "[default]\n": "default",
             "[labs.05_matmul\n": "g.toml",
         }
@@ -107,20 +111,27 @@ class Course(unittest.TestCase):
         self.assertEqual(labs[0], "01_vector_add")
         self.assertEqual(len(labs), len(set(labs)))
 
-    def test_edge_runs_from_meson_build(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            lab = Path(tmp) / "labs" / "07_x"
-            lab.mkdir(parents=True)
-            (lab / "meson.build").write_text(
-                "lab_programs += {lab_name: executable(lab_name, 'main.cu', dependencies: cudalabs_dep)}\n"
-                "lab_tests += {lab_name: {'edge': ['--size', '1,255,257'],\n"
-                "                         'unaligned': ['--size', '1,2,3', '--offset', '1']}}\n")
-            self.assertEqual(grade.edge_runs(Path(tmp), "07_x"),
-                             [("edge", ["--size", "1,255,257"]), ("unaligned", ["--size", "1,2,3", "--offset", "1"])])
-            self.assertEqual(grade.edge_runs(Path(tmp), "no_such_lab"), [])
-        for lab in grade.lab_names(ROOT):  # every lab of the course parses
-            for label, args in grade.edge_runs(ROOT, lab):
-                self.assertTrue(label and args and all(a for a in args), (lab, label, args))
+    def test_named_runs_from_the_grading_config(self):
+        path = Path(tempfile.mkdtemp()) / "g.toml"
+        path.write_text("[labs.05_matmul.runs]\nedge = [\"--m\", \"1,17\"]\nodd = [\"--quick\", \"--inputs\", \"large\"]\n")
+        cfg = grade.load_config(path, grade.lab_names(ROOT))
+        self.assertEqual(grade.edge_runs(cfg["05_matmul"]), [("edge", ["--m", "1,17"]), ("odd", ["--quick", "--inputs", "large"])])
+        self.assertEqual(grade.edge_runs(cfg["04_reduction"]), [])
+        self.assertEqual(grade.correctness_runs("05_matmul", cfg["05_matmul"])[:3],
+                         [("--quick", ["--quick"]), ("edge", ["--m", "1,17"]), ("odd", ["--quick", "--inputs", "large"])])
+
+    def test_meson_runs_the_same_named_runs(self):
+        # labs/meson.build reads them through tools/lab_runs.py: the same lines, tab-separated.
+        config = grade.load_config(ROOT / "tools" / "grading.toml", grade.lab_names(ROOT))
+        for lab in ("12_softmax", "22_stencil", "29_llm_decode"):
+            out = subprocess.run([sys.executable, str(ROOT / "tools" / "lab_runs.py"), lab], capture_output=True,
+                                 text=True, check=True).stdout
+            self.assertEqual([tuple(line.split("\t")[:1]) + (line.split("\t")[1:],) for line in out.splitlines()],
+                             grade.edge_runs(config[lab]))
+        self.assertTrue(grade.edge_runs(config["22_stencil"]))
+        bad = subprocess.run([sys.executable, str(ROOT / "tools" / "lab_runs.py"), "99_none"], capture_output=True, text=True)
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("not a lab", bad.stderr)
 
     def test_select_by_number_or_name(self):
         labs = ["01_vector_add", "02_timed_vector_add", "04_reduction"]
@@ -213,25 +224,6 @@ class Submission(unittest.TestCase):
             (folder / "reduction.cuh").write_text("//")
             error, _ = grade.take_student_files(folder, cfg, Path(tmp) / "student")
             self.assertIn("lacks reduction_driver.cuh", error)
-
-    def test_edge_runs_resolve_string_variables(self):
-        # 25_scan's meson.build names its sizes once (edge_sizes = '1,2,...') and
-        # uses the variable in every test; an unresolved name must never vanish
-        # from the arguments (the grader once ran '--size --check-only').
-        with tempfile.TemporaryDirectory() as tmp:
-            lab = Path(tmp) / "labs" / "99_x"
-            lab.mkdir(parents=True)
-            (lab / "meson.build").write_text(
-                "sizes = '1,7,1000003'\n"
-                "lab_tests += {lab_name: {'edge': ['--size', sizes, '--type', 'int'], 'one': ['--quick']}}\n")
-            self.assertEqual(grade.edge_runs(Path(tmp), "99_x"),
-                             [("edge", ["--size", "1,7,1000003", "--type", "int"]), ("one", ["--quick"])])
-            (lab / "meson.build").write_text("lab_tests += {lab_name: {'edge': ['--size', unknown]}}\n")
-            with self.assertRaises(ValueError):
-                grade.edge_runs(Path(tmp), "99_x")
-        for lab in sorted(p.name for p in (ROOT / "labs").iterdir() if p.is_dir()):
-            for label, args in grade.edge_runs(ROOT, lab):
-                self.assertTrue(all(a for a in args), f"{lab} {label}: an empty argument in {args}")
 
     def test_every_lab_names_its_student_files_and_they_exist(self):
         config = grade.load_config(ROOT / "tools" / "grading.toml", grade.lab_names(ROOT))

@@ -20,7 +20,7 @@ from . import draws
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 METRICS = ("auto", "vs_baseline", "pct_of_ceiling")
-SETTINGS = {"correctness", "performance", "variant", "metric", "threshold", "check_args", "timeout_s",
+SETTINGS = {"correctness", "performance", "variant", "metric", "threshold", "runs", "timeout_s",
             "student_files", "sanitize_args", "exercise_variants", "draw"}
 SANITIZERS = ("memcheck", "racecheck", "synccheck", "initcheck")
 NOT_RUN = "not run: no GPU"  # --build-only: a lab that built, its GPU steps not run
@@ -43,36 +43,13 @@ def lab_names(root):
     return [n for n in names if (root / "labs" / n / "main.cu").is_file()]
 
 
-def edge_runs(root, lab):
-    """The named test runs of a lab's meson.build (lab_tests += {lab_name: {'edge': [...]}})
-    as (label, args). They come from the course tree, never from a submission."""
-    path = root / "labs" / lab / "meson.build"
-    if not path.is_file():
-        return []
-    text = path.read_text()
-    start = text.find("lab_tests")
-    if start < 0:
-        return []
-    open_at = text.find("{", start)
-    depth, end = 0, open_at
-    for end in range(open_at, len(text)):
-        depth += {"{": 1, "}": -1}.get(text[end], 0)
-        if depth == 0:
-            break
-    body = text[open_at:end + 1]
-    # String variables of the file (edge_sizes = '1,2,3'): a test's list may name them.
-    strings = dict(re.findall(r"^(\w+)\s*=\s*'([^']*)'\s*$", text, re.M))
-    runs = []
-    for label, args in re.findall(r"'([^']+)'\s*:\s*\[([^\]]*)\]", body):
-        items = []
-        for quoted, name in re.findall(r"'([^']*)'|([A-Za-z_]\w*)", args):
-            if name and name not in strings:
-                # Never drop an argument silently: '--size edge_sizes' without its
-                # value would run a different test (or none) and still look fine.
-                raise ValueError(f"{path}: test '{label}' uses {name}, which is not a string variable of that file")
-            items.append(quoted if not name else strings[name])
-        runs.append((label, items))
-    return runs
+def edge_runs(cfg):
+    """A lab's named correctness runs ([labs.NAME.runs] of tools/grading.toml:
+    edge sizes and the inputs that expose shortcuts) as (label, args). The test
+    suite runs the same ones (labs/meson.build reads them through
+    tools/lab_runs.py); a grader takes them from the course tree, never from a
+    submission."""
+    return list(cfg.get("runs", {}).items())
 
 
 def load_config(path, labs):
@@ -83,7 +60,7 @@ def load_config(path, labs):
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise GradeError(f"{path}: {e}") from None
     defaults = {"correctness": 6, "performance": 4, "variant": "best", "metric": "auto",
-                "threshold": 0.5, "check_args": [], "timeout_s": 600, "student_files": [], "sanitize_args": [],
+                "threshold": 0.5, "runs": {}, "timeout_s": 600, "student_files": [], "sanitize_args": [],
                 "exercise_variants": [], "draw": {}}
     unknown_top = set(raw) - {"defaults", "labs"}
     if unknown_top:
@@ -127,9 +104,12 @@ def check_settings(path, where, table):
             bad = "must be a list of distinct variant names (as --list prints them), e.g. [\"shared\", \"warp_shuffle\"]"
         elif key == "sanitize_args" and not (isinstance(value, list) and all(isinstance(a, str) for a in value)):
             bad = "must be one argument list, e.g. [\"--size\", \"100003\"]"
-        elif key == "check_args" and not (isinstance(value, list) and
-                                          all(isinstance(a, list) and all(isinstance(s, str) for s in a) for a in value)):
-            bad = "must be a list of argument lists, e.g. [[\"--size\", \"1,1000003\"]]"
+        elif key == "runs" and (where == "defaults" or not isinstance(value, dict) or not all(
+                re.fullmatch(r"[a-z0-9_]+", label) and isinstance(a, list) and a and
+                all(isinstance(x, str) and x and "\t" not in x for x in a) for label, a in value.items())):
+            bad = ("belongs to a lab: a table of named argument lists, e.g. [labs.NAME.runs] edge = [\"--size\", "
+                   "\"1,255,257\"]" if where != "defaults" else
+                   "belongs to a lab: each lab names its own runs ([labs.NAME.runs])")
         if bad:
             raise GradeError(f"{path}: [{where}] {key} = {value!r}: {bad}")
     return table

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Drawn correctness runs: sizes and lab flags picked from a declared space, per grading seed.
 
-Why. The grader's fixed runs (--quick, the lab's meson.build edge runs, check_args)
+Why. The grader's fixed runs (--quick, the lab's named edge runs in grading.toml)
 are a list a student can read, and a kernel can be right at exactly those sizes
 (a dimension that is a multiple of 8, square shapes, the default data type) and
 wrong elsewhere. So each lab also declares the space of its legal sizes and flags
