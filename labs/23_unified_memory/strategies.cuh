@@ -69,7 +69,7 @@ inline void add_managed_prefetch(const float* a, const float* b, float* c, std::
 // a prefetch of 256 MiB to the host takes 17.4 ms (15 GB/s), and discarding the
 // same pages onto the host, which moves no bytes at all, takes as long (17.7 ms):
 // the cost is the host's page work (finding, zeroing and mapping fresh pages),
-// not the copy (results/h100/runs/20261123-s5-call2/probe23.txt). With its
+// not the copy (results/h100/runs/20261123-2a61816-25-23/probe23.txt). With its
 // preferred location the host and mapped for the GPU, c's pages never leave
 // the host: the kernel's stores cross PCIe at 52 GB/s as it runs, what a
 // pinned copy gets (54.9 GB/s).
