@@ -578,7 +578,7 @@ def take_student_files(folder, cfg, dest):
         # Labs 03 and 19: nothing of the student's can be built into them, so the
         # course's own build of the lab is checked (grading.toml says why), as when
         # the course tree is graded. A "does not build" here zeroed them in every
-        # submission (a starter kit graded on the H100, session 5).
+        # submission (a starter kit graded on the H100, git 20c1eb4).
         return None, ignored
     missing = [f for f in wanted if f not in given]
     if missing:

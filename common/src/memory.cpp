@@ -30,7 +30,7 @@ std::string mib(std::size_t bytes) {
 // A stream-ordered pool of the device that keeps what is freed into it. The
 // default pool's release threshold is 0: at every synchronisation it hands
 // freed memory back to the system, and the next cudaMallocAsync maps it again
-// — measured on the H100 (lab 30, results/h100/runs/20261123-s11-call1/), a
+// — measured on the H100 (lab 30, results/h100/runs/20261123-2728c0c-30-pairs/), a
 // 130 × 2000 × 77 GEMM whose launcher allocates a padded copy took 0.083 ms,
 // cuBLAS 0.014 ms.
 cudaMemPool_t keeping_pool(int device) {

@@ -273,8 +273,8 @@ void fill_nan(std::span<float> to) {
 // the inputs and of the output on the host, the inputs just written there by
 // the host. Untimed, but done before every run of a managed row (about 50: the
 // timer stops at its 2 s budget), so its cost is most of the row's wall time.
-// Session 4's default run passed its 150 s limit on it (README):
-//   - read-mostly inputs (session 4's managed_advised_*, exercise 2 of the
+// The default run at git 501d9d3 passed its 150 s limit on it (README):
+//   - read-mostly inputs (managed_advised_* as at 501d9d3, exercise 2 of the
 //     README). A timed run leaves a read-only
 //     copy of each input on the GPU, and a prefetch to the host keeps it (the
 //     host's copy is valid too). The host's writes then invalidated the GPU's
@@ -287,7 +287,7 @@ void fill_nan(std::span<float> to) {
 //     the inputs on the host and no copy of them on the GPU.
 //   - the inputs' old contents are dead (the host overwrites every element), so
 //     they are discarded onto the host rather than carried home: a prefetch
-//     home ran at 16.3 GB/s on the H100 (16.42 ms per 268 MB, session 5), ~33 ms
+//     home ran at 16.3 GB/s on the H100 (16.42 ms per 268 MB, git 20c1eb4), ~33 ms
 //     per reset of the add's a and b.
 //   - the host's writes use all its cores (fill).
 // RowClock's note says what a row's resets cost now.

@@ -69,7 +69,7 @@ inline void add_managed_prefetch(const float* a, const float* b, float* c, std::
 // a prefetch of 256 MiB to the host takes 17.4 ms (15 GB/s), and discarding the
 // same pages onto the host, which moves no bytes at all, takes as long (17.7 ms):
 // the cost is the host's page work (finding, zeroing and mapping fresh pages),
-// not the copy (results/h100/runs/20261123-s5-call2/probe23.txt). With its
+// not the copy (results/h100/runs/20261123-2a61816-25-23/probe23.txt). With its
 // preferred location the host and mapped for the GPU, c's pages never leave
 // the host: the kernel's stores cross PCIe at 52 GB/s as it runs, what a
 // pinned copy gets (54.9 GB/s).
@@ -79,7 +79,7 @@ inline void add_managed_prefetch(const float* a, const float* b, float* c, std::
 // sides read again and again, but a and b are read once, and making the
 // duplicate costs 6.21 ms per 256 MiB input instead of 5.61 for a plain
 // prefetch (the host's pages are write-protected too). Measured on the H100:
-// 1.16x explicit with it, 1.08x without (calls 2 and 3 of session 5; exercise 2).
+// 1.16x explicit with it, 1.08x without (git 2a61816, the advice set and removed; exercise 2).
 inline void advise_add(const float* a, const float* b, const float* c, std::int64_t n, int device) {
   (void)a, (void)b;
   um::advise(c, float_bytes(n), cudaMemAdviseSetPreferredLocation, um::host());

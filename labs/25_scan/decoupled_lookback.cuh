@@ -214,7 +214,7 @@ void decoupled_lookback_scan(const T* in, T* out, std::int64_t n, bool exclusive
 
 // ---- Step 4b — wide_lookback: 128 predecessors per round trip ----------------------
 //
-// The idea (worked out for session 4's tiles of 256 threads × 16 items, from the
+// The idea (worked out for the earlier tiles of 256 threads × 16 items, from the
 // records, not profiled): 6 resident blocks per SM × 132 SMs kept ~790 tiles
 // in progress, and a tile turns INCLUSIVE only after its own look-back, so the
 // nearest INCLUSIVE tile lags a few hundred tiles behind the newest. Each

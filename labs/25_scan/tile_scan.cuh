@@ -18,7 +18,7 @@
 // thread's 8 loads are all in flight at once, so a warp asks for 4 KB before it
 // waits, twice as much, and the look-back (one warp per tile, the others idle
 // at its barrier) holds 4 warps instead of 8. Measured on the H100 at n = 2^28,
-// float, in one call (results/h100/runs/20261123-s5-call1, 25big_*.txt): 256 ×
+// float, in one run (results/h100/runs/20261123-035ddc9-25-tiles-mma-peak, 25big_*.txt): 256 ×
 // 16 took 0.9975 and 1.0005 ms (0.89x CUB), 128 × 24 0.9388, 256 × 24 0.9260,
 // 128 × 32 0.9248 ms (0.96x CUB's 0.8883 in the same run). The price: 62
 // registers a thread (38 before), 8 blocks of 128 per SM, half the threads.

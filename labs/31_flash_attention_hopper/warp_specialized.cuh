@@ -28,8 +28,8 @@ struct SpecializedSmem {
   // block may opt into on the H100. With 2 the ring had no slack for
   // pingpong, which releases a slot a softmax later than this kernel:
   // 0.75-0.81× this kernel's speed at d 128 with 2 stages, 0.99-1.20× with 3
-  // (N 4096 and 8192, causal and not, one call: results/h100/runs/
-  // 20261123-s9-call1/ab_*.txt); this kernel itself moved by less than its noise.
+  // (N 4096 and 8192, causal and not, one run: results/h100/runs/
+  // 20261123-59f9c76-31-stages/ab_*.txt); this kernel itself moved by less than its noise.
   static constexpr int stages = D == 64 ? 4 : 3;
   static constexpr int q_rows = 2 * hopper_rows;  // two consumers
   static constexpr std::size_t bytes =
