@@ -86,6 +86,7 @@ grade:
 	echo "python3 tools/grade.py $(strip $(GRADE_ARGS))" && python3 tools/grade.py $(GRADE_ARGS)
 
 # make grade-class SUBMISSIONS=dir [SLURM=1 [PARTITION=p] [ACCOUNT=a] [TIME=01:00:00] [CPUS_PER_TASK=2]] [NOGPU=1]
+#   [MAX_GPUS=K: at most K GPUs at once, here or as Slurm array tasks (--array=0-N%K)]
 #   [SEED=n] [LABS=01,04] [ARCH=9.0] [SANITIZE=0] [TIMEOUT=seconds] [OUT=dir] [CACHE=dir]
 # Every student's submission (a folder or zip each, or a Gradescope export) graded with
 # one seed, one per GPU here or one Slurm array task each: OUT (default
@@ -101,6 +102,7 @@ NOGPU ?=
 TIMEOUT ?=
 CACHE ?=
 CPUS_PER_TASK ?=
+MAX_GPUS ?=
 .PHONY: grade-class
 grade-class:
 	@test -n "$(SUBMISSIONS)" || { echo 'name the submissions: make grade-class SUBMISSIONS=dir (a folder or zip per student)'; exit 2; }
@@ -108,7 +110,7 @@ grade-class:
 	python3 tools/grade_class.py '$(SUBMISSIONS)' --build $(BUILD) $(if $(ARCH),--arch $(ARCH)) \
 	  $(if $(SEED),--seed $(SEED)) $(if $(LABS),--labs $(LABS)) $(if $(filter 0,$(SANITIZE)),--no-sanitize) \
 	  $(if $(filter 1 yes,$(NOGPU)),--no-gpu) $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(OUT),--out '$(OUT)') $(if $(CACHE),--cache '$(CACHE)') \
-	  $(if $(filter 1 yes,$(SLURM)),--slurm $(if $(PARTITION),--partition '$(PARTITION)') \
+	  $(if $(MAX_GPUS),--max-gpus $(MAX_GPUS)) $(if $(filter 1 yes,$(SLURM)),--slurm $(if $(PARTITION),--partition '$(PARTITION)') \
 	    $(if $(ACCOUNT),--account '$(ACCOUNT)') $(if $(TIME),--time '$(TIME)') \
 	    $(if $(CPUS_PER_TASK),--cpus-per-task $(CPUS_PER_TASK)))
 

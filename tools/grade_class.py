@@ -25,11 +25,18 @@ Three steps:
      of near-identical submissions builds fast and a second run builds nothing.
   2. Grade: tools/grade.py --submission ... --prebuilt ... per student, as a
      subprocess with a time limit (--timeout: a hang is recorded, the rest go on),
-     one at a time per GPU (CUDA_VISIBLE_DEVICES; GPUs from nvidia-smi -L). With
+     one at a time per GPU (CUDA_VISIBLE_DEVICES; GPUs from nvidia-smi -L, at
+     most --max-gpus of them). Lanes share the host: their correctness and
+     sanitizer runs overlap freely, their benchmark runs take a host-wide lock
+     (--bench-lock, tools/grader/benchlock.py) shared, and a lab that times the
+     host's links (grading.toml's host_link_labs: PCIe copies, host memory) takes
+     it exclusive, so it is timed with no other benchmark running. With
      no GPU (or --no-gpu), grade.py --build-only: compile errors only, the GPU
      steps "not run: no GPU". With --slurm the same per-student step runs as one
-     task of one Slurm job array per student (--gres=gpu:1 unless --no-gpu); the
-     build cache, on the shared file system, is then filled by the tasks.
+     task of one Slurm job array per student (--gres=gpu:1 unless --no-gpu;
+     --max-gpus K: at most K tasks at once, Slurm's --array=0-N%K); tasks that
+     share a node share its lock the same way. The build cache, on the shared
+     file system, is then filled by the tasks.
   3. Gather: OUT/class.csv (student x lab: points and flags), OUT/similarity.csv,
      OUT/report.html (self-contained: the class table, each student's best kernels
      on a roofline, points per lab), and OUT/students/ID/grade/ (the grader's own
@@ -62,8 +69,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import grade  # noqa: E402  (tools/grade.py: the course's labs, config, builds and runs)
+from grader import benchlock  # noqa: E402
 
 ROOT = grade.ROOT
+# Node-local (each host's links are its own), and the same path for every lane and
+# every class graded on the host at once.
+DEFAULT_BENCH_LOCK = Path("/tmp/cudalabs-bench.lock")
 GRADE = ROOT / "tools" / "grade.py"
 HIDDEN = ("__MACOSX", ".DS_Store", "__pycache__")
 # Flags of the class table, in the order the report shows them; "timeout" is also a
@@ -347,7 +358,7 @@ def grade_student(plan, index, gpu=None):
     chosen = [lab for lab in s.labs if lab in plan["labs"]]
     status = {"student": s.id, "host": os.uname().nodename, "gpu": gpu if gpu is not None else
               os.environ.get("CUDA_VISIBLE_DEVICES", ""), "rc": None, "timed_out": False, "error": ""}
-    start = time.monotonic()
+    start, started = time.monotonic(), time.time()
     if not chosen:
         status["error"] = "no lab of the course in the submission" + (f" (found: {', '.join(s.extras[:5])})"
                                                                       if s.extras else "")
@@ -368,11 +379,7 @@ def grade_student(plan, index, gpu=None):
         except (ClassError, OSError) as e:
             status["error"] = f"build: {e}"
         if not status["error"]:
-            cmd = [sys.executable, str(GRADE), "--submission", str(home / "submission"), "--prebuilt", str(prebuilt),
-                   "--out", str(home / "grade"), "--seed", str(plan["seed"]), "--labs", ",".join(chosen)]
-            cmd += plan["grade_args"] + (["--build-only"] if plan["no_gpu"] else [])
-            if gpu is not None:
-                cmd = ["env", f"CUDA_VISIBLE_DEVICES={gpu}"] + cmd
+            cmd = grade_command(plan, home, chosen, gpu)
             shutil.rmtree(home / "grade", ignore_errors=True)
             with open(home / "grade.log", "w") as log:
                 r = grade.run("grade", cmd, plan["timeout"], log)
@@ -382,8 +389,22 @@ def grade_student(plan, index, gpu=None):
             elif r.rc not in (0, 1):
                 status["error"] = f"grade.py exit {r.rc}: {grade.tail(r.output, 3)}"
     status["seconds"] = round(time.monotonic() - start, 1)
+    # Wall-clock start and end: how many lanes or tasks graded at once (tests/class/test_slurm.py).
+    status["started"], status["ended"] = round(started, 3), round(time.time(), 3)
     (home / "status.json").write_text(json.dumps(status, indent=1) + "\n")
     return status
+
+
+def grade_command(plan, home, chosen, gpu=None):
+    """tools/grade.py for one student: on its GPU (CUDA_VISIBLE_DEVICES), its benchmark
+    runs under the host-wide lock (tools/grader/benchlock.py) when it grades on a GPU."""
+    env = [f"CUDA_VISIBLE_DEVICES={gpu}"] if gpu is not None else []
+    if not plan["no_gpu"] and plan.get("bench_lock"):
+        env += [f"{k}={v}" for k, v in benchlock.environment(plan["bench_lock"], plan.get("host_link_labs", [])).items()]
+    cmd = [sys.executable, str(GRADE), "--submission", str(home / "submission"), "--prebuilt", str(home / "prebuilt"),
+           "--out", str(home / "grade"), "--seed", str(plan["seed"]), "--labs", ",".join(chosen)]
+    cmd += plan["grade_args"] + (["--build-only"] if plan["no_gpu"] else [])
+    return (["env"] + env if env else []) + cmd
 
 
 def gpu_ids():
@@ -392,6 +413,12 @@ def gpu_ids():
         return []
     lines = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.splitlines()
     return [str(i) for i, line in enumerate(x for x in lines if x.startswith("GPU "))]
+
+
+def lanes(gpus, max_gpus):
+    """The GPUs that grade, one submission at a time each: all of them, or the first
+    max_gpus (--max-gpus, for a machine the class shares with others)."""
+    return gpus[:max_gpus] if max_gpus else gpus
 
 
 def run_local(plan, students, cpus):
@@ -416,11 +443,14 @@ def run_local(plan, students, cpus):
                 future.result()
             except ClassError as e:  # reported per student by grade_student
                 print(f"grade-class: build of {lab} failed: {e}", flush=True)
-    gpus = [] if plan["no_gpu"] else gpu_ids()
+    gpus = [] if plan["no_gpu"] else lanes(gpu_ids(), plan.get("max_gpus"))
     slots = gpus or [None] * max(1, cpus)
     free = list(slots)
     print(f"grade-class: grading on {', '.join('GPU ' + g for g in gpus) if gpus else f'{len(slots)} CPU worker(s), build-only'}",
           flush=True)
+    if len(gpus) > 1:
+        print(f"grade-class: benchmarks share the host (lock {plan['bench_lock']}); "
+              f"{', '.join(plan.get('host_link_labs', [])) or 'no lab'} time(s) the host's links: alone", flush=True)
 
     def work(index):
         gpu = free.pop()
@@ -436,7 +466,10 @@ def run_local(plan, students, cpus):
 
 def sbatch_script(plan, args, n):
     out = Path(plan["out"])
-    lines = ["#!/bin/sh", "#SBATCH --job-name=cudalabs-grade-class", f"#SBATCH --array=0-{n - 1}",
+    # %K: Slurm runs at most K tasks of the array at once (a cluster that caps the
+    # GPUs one class may hold).
+    throttle = f"%{args.max_gpus}" if args.max_gpus else ""
+    lines = ["#!/bin/sh", "#SBATCH --job-name=cudalabs-grade-class", f"#SBATCH --array=0-{n - 1}{throttle}",
              f"#SBATCH --output={out}/slurm/task-%a.out", f"#SBATCH --cpus-per-task={args.cpus_per_task}"]
     if not plan["no_gpu"]:
         lines.append("#SBATCH --gres=gpu:1")
@@ -796,6 +829,13 @@ def parse_args(argv):
     p.add_argument("--correctness-only", action="store_true", help="pass --correctness-only to grade.py")
     p.add_argument("--timeout", type=float, default=7200, help="seconds one submission's grading may take (default 7200)")
     p.add_argument("--jobs", type=int, help="CPU workers (default: the CPU count)")
+    p.add_argument("--max-gpus", type=int, metavar="K",
+                   help="grade on at most K GPUs at once (here: the first K; with --slurm: at most K array tasks "
+                        "at once, --array=0-N%%K); default: every GPU here, no cap under Slurm")
+    p.add_argument("--bench-lock", type=Path, default=DEFAULT_BENCH_LOCK, metavar="PATH",
+                   help="the host-wide lock file of the benchmark runs, on a node-local file system (default "
+                        f"{DEFAULT_BENCH_LOCK}; under Slurm with a private /tmp per job, a path every job on a node "
+                        "sees, e.g. /var/tmp/cudalabs-bench.lock)")
     p.add_argument("--slurm", action="store_true", help="one Slurm job array, one task per student; waits for it")
     p.add_argument("--partition", help="--slurm: the partition")
     p.add_argument("--account", help="--slurm: the account")
@@ -811,6 +851,8 @@ def parse_args(argv):
         p.error("name the submissions folder: tools/grade_class.py SUBMISSIONS")
     if args.timeout <= 0 or (args.jobs is not None and args.jobs < 1):
         p.error("--timeout and --jobs must be > 0")
+    if args.max_gpus is not None and args.max_gpus < 1:
+        p.error(f"--max-gpus {args.max_gpus}: at least 1 GPU (leave it out to use every GPU)")
     return args
 
 
@@ -829,16 +871,17 @@ def main(argv=None):
         return finish(plan, [Student(**s) for s in plan["students"]], load_course()[1], time.monotonic())
     try:
         labs, config = load_course()
+        host_links = benchlock.host_link_labs(ROOT / "tools" / "grading.toml", labs)
         chosen = grade.select(labs, args.labs)
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         out = (args.out or Path(args.build) / "grade-class" / stamp).resolve()
         out.mkdir(parents=True, exist_ok=True)
         students = discover(args.submissions.resolve(), out, labs, config)
-    except (ClassError, grade.GradeError, zipfile.BadZipFile) as e:
+    except (ClassError, grade.GradeError, benchlock.BenchLockError, zipfile.BadZipFile) as e:
         print(f"grade-class: error: {e}", file=sys.stderr)
         return 2
     cpus = args.jobs or os.cpu_count() or 1
-    gpus = [] if args.no_gpu or args.slurm else gpu_ids()
+    gpus = [] if args.no_gpu or args.slurm else lanes(gpu_ids(), args.max_gpus)
     no_gpu = args.no_gpu or (not args.slurm and not gpus)
     if no_gpu and not args.no_gpu:
         print(f"grade-class: {grade.why_no_gpu()}: build-only (compile errors per lab; the GPU steps not run)")
@@ -849,7 +892,8 @@ def main(argv=None):
             "revision": course_revision(), "started": stamp,
             # Each builder builds common/ once: few of them, each with several compile jobs.
             "builders": max(1, min(len(wanted) * 4, cpus // 4)), "jobs": max(1, min(cpus, 4)),
-            "sandbox": args.sandbox,
+            "sandbox": args.sandbox, "max_gpus": args.max_gpus,
+            "bench_lock": str(args.bench_lock), "host_link_labs": host_links,
             "grade_args": (["--no-sanitize"] if args.no_sanitize else []) + ([] if args.sandbox else ["--no-sandbox"]) +
                           (["--correctness-only"] if args.correctness_only else []) +
                           ["--parallel", str(args.cpus_per_task if args.slurm else max(1, cpus // max(1, len(gpus))))],

@@ -168,6 +168,29 @@ def check(rows, expected, out, failures):
                     failures.append(f"{name}: the extra file notes.txt is not named as ignored")
 
 
+def throttle(cluster, work, failures, students=4):
+    """MAX_GPUS=1 (Slurm's --array=0-N%1) on a small class, warm cache: the tasks run
+    one after another (the node has CPUs for more), by their own start and end times."""
+    subprocess.run([sys.executable, str(ROOT / "tests" / "class" / "make_submissions.py"), str(work / "few"),
+                    "--students", str(students)], check=True, capture_output=True)
+    cmd = ["make", "--no-print-directory", "-C", str(ROOT), "grade-class", f"SUBMISSIONS={work / 'few'}", "SLURM=1",
+           "NOGPU=1", "ARCH=9.0", "SEED=7", f"OUT={work / 'few-out'}", "TIME=00:30:00", "LABS=01", "CPUS_PER_TASK=1",
+           f"CACHE={work / 'cache'}", "MAX_GPUS=1"]
+    r = subprocess.run(cmd, env=cluster.env, text=True, capture_output=True, timeout=300)
+    script = (work / "few-out" / "slurm" / "job.sh").read_text() if (work / "few-out" / "slurm" / "job.sh").is_file() else ""
+    if f"--array=0-{students - 1}%1" not in script:
+        failures.append(f"MAX_GPUS=1: the job script has no --array=0-{students - 1}%1:\n{script}{r.stdout[-800:]}")
+        return
+    spans = sorted((st["started"], st["ended"]) for st in (json.loads(p.read_text())
+                   for p in (work / "few-out" / "students").glob("*/status.json")))
+    if len(spans) != students:
+        failures.append(f"MAX_GPUS=1: {len(spans)} of {students} tasks left a status.json")
+    overlaps = [(a, b) for a, b in zip(spans, spans[1:]) if b[0] < a[1]]
+    if overlaps:
+        failures.append(f"MAX_GPUS=1: tasks ran at the same time: {overlaps[:2]}")
+    print(f"ok: MAX_GPUS=1: {len(spans)} array tasks, one at a time")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--students", type=int, default=200)
@@ -209,6 +232,7 @@ def main():
         print(f"time: {args.students} submissions through Slurm (cold build cache): {slurm_s:.0f} s")
         if make.returncode != 0:
             failures.append(f"make grade-class SLURM=1 exited {make.returncode}")
+        throttle(cluster, work, failures)
     out = work / "out"
     if not (out / "class.csv").is_file():
         print("FAIL: no class.csv")
