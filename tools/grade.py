@@ -58,7 +58,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from grader import audit, judge, sandbox, sources  # noqa: E402  (tools/grader/)
-from grader import draws  # noqa: E402
+from grader import benchlock, draws  # noqa: E402
 
 # The grader's modules (tools/grader/); the names other tools and tests use from here.
 from grader.config import METRICS, NOT_RUN, ROOT, SANITIZERS, GradeError, edge_runs, lab_names, load_config  # noqa: E402,F401
@@ -485,17 +485,10 @@ def sanitize_labs(results, prog_of, seed, args, out, pool, trust_of=lambda lab: 
         by_lab[lab].problems += found
 
 
-def benchmark_lab(result, prog, seed, args, out, untrusted=None, judge_prog=None):
-    """The benchmark run of one checked lab, alone on the GPU; run again once when
-    a record says the GPU throttled (thermal or hardware slowdown). A submission's
-    is sandboxed and judged: the judge checks the output its timed runs left.
-    Returns a callable that scores it: a submission's judge (which runs the
-    course's kernels, so never beside a benchmark) waits until every lab's
-    benchmark has run, and the judges then run side by side."""
+def benchmark_runs(result, prog, seed, out, untrusted, judge_prog, log, timeout):
+    """The benchmark run of one lab, and once more when a record says the GPU
+    throttled (the graded program's word decides only that). Returns its Judged."""
     cfg, lab = result.cfg, result.lab
-    timeout = cfg["timeout_s"] or None
-    start = time.monotonic()
-    log = open(out / "logs" / f"{lab}.txt", "a")
     for attempt in (1, 2):
         # --largest: only the size the grader judges (the largest point) is
         # timed; the smaller ones are checked by --quick and the edge runs.
@@ -507,14 +500,31 @@ def benchmark_lab(result, prog, seed, args, out, untrusted=None, judge_prog=None
             extra += ["--variant", cfg["variant"]]
         run_ = judged_run("benchmark" + (" (again: the GPU throttled)" if attempt == 2 else ""), prog, extra,
                           seed, timeout, log, out, lab, f"bench{attempt}", untrusted, judge_prog)
-        # The graded program's word on throttling only decides whether to time again.
         throttled = [x for x in run_.graded if x.get("throttled")]
         if attempt == 1 and throttled and run_.run.rc == 0:
             result.notes.append(f"benchmark run again: {len(throttled)} measurement(s) throttled "
                                 f"({throttled[0].get('throttle_why', '')})")
             shutil.rmtree(out / "runs" / lab / "bench1" / "evidence", ignore_errors=True)  # timed again: not judged
             continue
-        break
+        return run_
+    return run_
+
+
+def benchmark_lab(result, prog, seed, args, out, untrusted=None, judge_prog=None):
+    """The benchmark run of one checked lab, alone on the GPU; run again once when
+    a record says the GPU throttled (thermal or hardware slowdown). A submission's
+    is sandboxed and judged: the judge checks the output its timed runs left.
+    Returns a callable that scores it: a submission's judge (which runs the
+    course's kernels, so never beside a benchmark) waits until every lab's
+    benchmark has run, and the judges then run side by side."""
+    lab = result.lab
+    timeout = result.cfg["timeout_s"] or None
+    start = time.monotonic()
+    log = open(out / "logs" / f"{lab}.txt", "a")
+    # On a machine of several GPUs graded at once (tools/grade_class.py), the
+    # host-wide benchmark lock: shared, exclusive for a lab that times the host's links.
+    with benchlock.held(lab, log):
+        run_ = benchmark_runs(result, prog, seed, out, untrusted, judge_prog, log, timeout)
     result.seconds += time.monotonic() - start
 
     def score():
