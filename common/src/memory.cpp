@@ -144,6 +144,7 @@ std::string move_all() {
   std::map<int, std::size_t> wanted;  // bytes per device
   for (auto& [slot, t] : registry())
     if (*slot && !t.old) wanted[device_of(*slot)] += *t.count * t.element_bytes;
+  if (wanted.empty()) return "no DeviceBuffer to move (the lab's buffers are its own allocations)";
   for (const auto& [device, bytes] : wanted) {
     DeviceScope on(device);
     std::size_t free_b = 0, total_b = 0;

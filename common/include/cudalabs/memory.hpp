@@ -38,7 +38,8 @@ void track(void** slot, const std::size_t* count, std::size_t element_bytes);
 void untrack(void** slot) noexcept;
 // Moves every tracked buffer to a new allocation on its own device (contents
 // copied, the old place filled with 0xFF and kept until restore()). Returns ""
-// or why nothing moved: the copies would not fit in the free device memory.
+// or why nothing moved: there is no DeviceBuffer, or the copies would not fit
+// in the free device memory.
 std::string move_all();
 // Back to the old places, with what the buffers hold now; the new ones freed.
 void restore_all();
