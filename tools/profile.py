@@ -118,6 +118,13 @@ KERNELS = {
     ("07_reduction_v3", "tree"): "reduce_tree_kernel",
     ("21_transpose", "shared_tile"): "transpose_tiled_kernel",
     ("21_transpose", "padded_tile"): "transpose_tiled_kernel",
+    ("22_stencil", "naive_2d"): "jacobi_2d_naive_kernel",
+    ("22_stencil", "tiled_2d"): "jacobi_2d_tiled_kernel",
+    ("22_stencil", "registers_2d"): "jacobi_2d_registers_kernel",
+    ("22_stencil", "naive_3d"): "jacobi_3d_naive_kernel",
+    ("22_stencil", "tiled_3d"): "jacobi_3d_tiled_kernel",
+    ("22_stencil", "blocked_2_5d"): "jacobi_3d_blocked_kernel",
+    ("22_stencil", "registers_3d"): "jacobi_3d_registers_kernel",
 }
 # One size per lab that shows its bottleneck: data far larger than the 50 MB L2.
 SIZES = {
