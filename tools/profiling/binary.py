@@ -129,6 +129,7 @@ def loops(instructions):
 
 
 SPIN_LOOP = 8  # instructions
+WAITS = ("SYNCS", "NANOSLEEP", "YIELD")  # an mbarrier try-wait, a back-off
 
 
 def innermost(spans):
@@ -140,8 +141,10 @@ def hot_region(instructions):
     spans = innermost(loops(instructions))
     # A loop of a few instructions is a wait (an mbarrier try-wait, a spin on a
     # flag), not work: counted only when the kernel has no other loop.
-    size = {s: sum(1 for i in instructions if s[0] <= i.address <= s[1]) for s in spans}
-    work = [s for s in spans if size[s] >= SPIN_LOOP]
+    def waits(span):
+        body = [i for i in instructions if span[0] <= i.address <= span[1]]
+        return len(body) < SPIN_LOOP and (len(body) <= 3 or any(i.base in WAITS for i in body))
+    work = [s for s in spans if not waits(s)]
     spans = work or spans
     if not spans:
         return list(instructions), "the whole kernel (no loop)"

@@ -47,7 +47,8 @@ def occupancy(registers, block_threads, shared_bytes, limits=SM90):
     warps = -(-block_threads // 32)
     regs_per_warp = ceil_to(max(registers, 1) * 32, limits["register_unit"])
     by = {
-        "registers": (limits["registers_per_sm"] // regs_per_warp) // warps,
+        # each of the SM's 4 sub-partitions holds a quarter of the registers and its own warps
+        "registers": 4 * ((limits["registers_per_sm"] // 4) // regs_per_warp) // warps,
         "threads": limits["warps_per_sm"] // warps,
         "blocks per SM": limits["blocks_per_sm"],
     }
