@@ -10,7 +10,6 @@ import json
 import math
 import os
 import shutil
-import stat
 import sys
 import tempfile
 import textwrap
@@ -21,6 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import profile as prof  # noqa: E402  (tools/profile.py)
 from profiling import binary, compare, experiments as ex, nocounters as nc, occupancy, run  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "tests"))
+from test_tuning_tools import executable  # noqa: E402  (a stand-in program from a script)
 
 RECORDS = ROOT / "results" / "h100" / "records.jsonl"
 
@@ -62,12 +64,6 @@ def records():
 def largest(lab, variant):
     rs = [r for r in records() if r["lab"] == lab and r["variant"] == variant]
     return max(rs, key=lambda r: r["bytes"])
-
-
-def executable(path, text):
-    path.write_text(text)
-    path.chmod(path.stat().st_mode | stat.S_IEXEC)
-    return path
 
 
 class Binary(unittest.TestCase):
