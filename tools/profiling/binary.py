@@ -55,22 +55,30 @@ RES_LINE = re.compile(r"REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)")
 ARCH_LINE = re.compile(r"^\s*arch\s*=\s*(sm_\d+a?)", re.M)
 
 
-def parse_resource_usage(text):
-    """{(arch, mangled name): {registers, stack, shared, local}} from `cuobjdump -res-usage`."""
-    out, arch, name = {}, None, None
+def function_lines(text, header):
+    """(arch, function name, line) for every line under a function header
+    (the regex HEADER, its group 1 the name), in cuobjdump's listing."""
+    arch, name = None, None
     for line in text.splitlines():
         m = ARCH_LINE.match(line)
         if m:
-            arch = m.group(1)
+            arch, name = m.group(1), None
             continue
-        m = re.match(r"\s*Function\s+(\S+?):?\s*$", line)
+        m = header.match(line)
         if m:
             name = m.group(1)
-            continue
-        m = RES_LINE.search(line)
-        if m and name:
+            yield arch, name, None
+        elif name:
+            yield arch, name, line
+
+
+def parse_resource_usage(text):
+    """{(arch, mangled name): {registers, stack, shared, local}} from `cuobjdump -res-usage`."""
+    out = {}
+    for arch, name, line in function_lines(text, re.compile(r"\s*Function\s+(\S+?):?\s*$")):
+        m = RES_LINE.search(line or "")
+        if m and (arch, name) not in out:
             out[(arch, name)] = dict(zip(("registers", "stack", "shared", "local"), map(int, m.groups())))
-            name = None
     return out
 
 
@@ -92,20 +100,12 @@ class Instruction:
 
 def parse_sass(text):
     """{(arch, mangled name): [Instruction]} from `cuobjdump -sass`."""
-    out, arch, name = {}, None, None
-    for line in text.splitlines():
-        m = ARCH_LINE.match(line)
+    out = {}
+    for arch, name, line in function_lines(text, re.compile(r"\s*Function\s*:\s*(\S+)")):
+        body = out.setdefault((arch, name), [])
+        m = INSTRUCTION.match(line or "")
         if m:
-            arch = m.group(1)
-            continue
-        m = re.match(r"\s*Function\s*:\s*(\S+)", line)
-        if m:
-            name = m.group(1)
-            out[(arch, name)] = []
-            continue
-        m = INSTRUCTION.match(line)
-        if m and name:
-            out[(arch, name)].append(Instruction(int(m.group(1), 16), m.group(3), m.group(4).strip()))
+            body.append(Instruction(int(m.group(1), 16), m.group(3), m.group(4).strip()))
     return out
 
 
