@@ -4,7 +4,7 @@
 # with COUNTERS=0 as a student would run it. Needs the labs built (ninja -C build).
 set -u
 OUT=${OUT:-build/devcheck}
-mkdir -p "$OUT"
+mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 DIR=build/profile/compare
 rm -rf "$DIR"
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; command -v ncu cuobjdump nvdisasm
