@@ -137,14 +137,17 @@ clean:
 # make tune LAB=NN [VARIANT=v] [SWEEP="block=64..1024 blocks_per_sm=0,1,2,4"] [ARGS="--size 2^24"]
 #   the lab with --sweep (its own sweep unless SWEEP is given) at its benchmark
 #   size: one record per point, the best point per size, heat maps; BUILD/tune/.
-# make profile LAB=NN VARIANT=v [ARGS="--size N"] [KERNEL=regex] [EXPECT=memory-bound]
-#   Nsight Compute on the variant's kernel and a plain-language diagnosis; the
-#   full report stays in BUILD/profile/LAB-VARIANT.ncu-rep.
+# make profile LAB=NN VARIANT=v [ARGS="--size N"] [KERNEL=regex] [EXPECT=memory-bound] [COUNTERS=0|1]
+#   what limits the variant's kernel, in plain words: Nsight Compute where it may
+#   read the GPU's counters (the report stays in BUILD/profile/LAB-VARIANT.ncu-rep)
+#   and, always, the counter-free diagnosis (timed experiments, the binary);
+#   COUNTERS=0 only the counter-free one, COUNTERS=1 only Nsight Compute.
 # Without a GPU (or ncu) both say "skipped" and make exits 0, as make grade does.
 VARIANT ?=
 SWEEP ?=
 KERNEL ?=
 EXPECT ?=
+COUNTERS ?=
 .PHONY: tune profile
 
 tune: configure
@@ -156,5 +159,6 @@ tune: configure
 profile: configure
 	@test -n "$(LAB)" -a -n "$(VARIANT)" || { echo 'name a lab and a variant: make profile LAB=02 VARIANT=float4'; exit 2; }
 	@python3 tools/profile.py '$(LAB)' '$(VARIANT)' --build $(BUILD) $(if $(ARGS),--args='$(ARGS)') \
-	  $(if $(KERNEL),--kernel='$(KERNEL)') $(foreach e,$(EXPECT),--expect=$(e)); status=$$?; \
+	  $(if $(KERNEL),--kernel='$(KERNEL)') $(foreach e,$(EXPECT),--expect=$(e)) \
+	  $(if $(COUNTERS),--counters='$(COUNTERS)') $(if $(SWEEP),--sweep='$(SWEEP)'); status=$$?; \
 	[ $$status -ne 77 ] || exit 0; exit $$status

@@ -31,16 +31,22 @@ permission to read the GPU's counters (a skip in meson test).
 import argparse
 import csv
 import io
+import json
+import math
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tune import ROOT, build, find_lab  # noqa: E402  (lab names as make run reads them)
+from profiling import compare, nocounters  # noqa: E402
+from profiling import run as profiling_run  # noqa: E402
+from profiling.experiments import LabFailed  # noqa: E402
 
 SECTIONS = ["SpeedOfLight", "Occupancy", "LaunchStats", "WarpStateStats", "MemoryWorkloadAnalysis",
             "MemoryWorkloadAnalysis_Tables", "SourceCounters"]
@@ -112,6 +118,13 @@ KERNELS = {
     ("07_reduction_v3", "tree"): "reduce_tree_kernel",
     ("21_transpose", "shared_tile"): "transpose_tiled_kernel",
     ("21_transpose", "padded_tile"): "transpose_tiled_kernel",
+    ("22_stencil", "naive_2d"): "jacobi_2d_naive_kernel",
+    ("22_stencil", "tiled_2d"): "jacobi_2d_tiled_kernel",
+    ("22_stencil", "registers_2d"): "jacobi_2d_registers_kernel",
+    ("22_stencil", "naive_3d"): "jacobi_3d_naive_kernel",
+    ("22_stencil", "tiled_3d"): "jacobi_3d_tiled_kernel",
+    ("22_stencil", "blocked_2_5d"): "jacobi_3d_blocked_kernel",
+    ("22_stencil", "registers_3d"): "jacobi_3d_registers_kernel",
 }
 # One size per lab that shows its bottleneck: data far larger than the 50 MB L2.
 SIZES = {
@@ -169,7 +182,14 @@ def diagnose(m):
                              f"memory-bound: DRAM runs at {dram:.0f}% of its peak ({units}). The kernel moves bytes as "
                              "fast as DRAM allows: only moving fewer bytes (fusing kernels, smaller types, reuse through "
                              "shared memory) makes it faster; more arithmetic per byte is free."))
-    shared_pressure = uses_shared and dram is not None and dram < BUSY and (
+    elif l2 is not None and l2 >= BUSY and l2 >= (sm or 0) and (dram is None or dram < BUSY):
+        found.append(Finding("memory-bound",
+                             f"memory-bound in L2: L2 runs at {l2:.0f}% of its peak ({units}). The L2 traffic, not "
+                             "DRAM, sets the pace: sectors fetched and not used (uncoalesced accesses), atomics on "
+                             "few addresses, or data reread from L2; fewer, fuller L2 transactions help.",
+                             tags=["l2-bound"]))
+    shared_pressure = uses_shared and dram is not None and dram < BUSY and not any(
+        f.kind == "memory-bound" for f in found) and (
         (l1 is not None and l1 >= BUSY) or any(r in ("mio_throttle", "short_scoreboard") for r in top[:2]))
     if shared_pressure:
         found.append(Finding("shared-memory-bound",
@@ -178,13 +198,15 @@ def diagnose(m):
                              f"{', '.join(r.replace('_', ' ') for r in top[:2])}. The shared-memory pipe, not DRAM "
                              "and not the FMA units, sets the pace: keep reused values in registers (more outputs "
                              "per thread), use wider shared loads, remove bank conflicts."))
-    if sm is not None and sm >= BUSY and sm > (dram or 0) and not shared_pressure:
+    if sm is not None and sm >= BUSY and sm > (dram or 0) and not shared_pressure and \
+            not any(f.kind == "memory-bound" for f in found):
         pipe = f" (FMA pipe {fma:.0f}% busy)" if fma is not None else ""
         found.append(Finding("compute-bound",
                              f"compute-bound: the SMs run at {sm:.0f}% of their peak{pipe} ({units}). Fewer or "
                              "cheaper instructions per result help; the memory system has room to spare."))
     busiest = max([v for v in (sm, mem, dram) if v is not None], default=None)
-    if busiest is not None and busiest < BUSY and not shared_pressure:
+    if busiest is not None and busiest < BUSY and not shared_pressure and \
+            not any(f.kind == "memory-bound" for f in found):
         found.append(Finding("latency-bound",
                              f"latency-bound: no unit is busy ({units}; the busiest at {busiest:.0f}%). The warps "
                              "spend their time waiting: more independent work in flight (more warps, more "
@@ -266,6 +288,34 @@ def diagnose(m):
     if not found:
         found.append(Finding("no-data", "no diagnosis: none of the metrics it reads were in the report."))
     return found
+
+
+# A report without these is refused, not diagnosed: every finding rests on them.
+KEY_METRICS = ["gpu__time_duration.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+               "dram__throughput.avg.pct_of_peak_sustained_elapsed"]
+
+
+def refusal(m):
+    """Why a kernel's metrics cannot be diagnosed (a key metric missing or NaN), or None."""
+    missing = [k for k in KEY_METRICS if not isinstance(m.get(k), (int, float))]
+    nan = [k for k in KEY_METRICS if isinstance(m.get(k), float) and math.isnan(m[k])]
+    if missing:
+        return f"the report lacks {', '.join(missing)}: this ncu did not collect them (a replay failed or the " \
+               "metric names changed); nothing is diagnosed from it"
+    if nan:
+        return f"the report's {', '.join(nan)} is NaN: ncu could not measure it (a replay was cut short or the " \
+               "counters were taken by another profiler); nothing is diagnosed from it"
+    return None
+
+
+def ncu_version(ncu):
+    """'2025.3.1.0' from `ncu --version`, or 'unknown'."""
+    try:
+        p = subprocess.run([ncu, "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    m = re.search(r"Version\s+([\w.]+)", p.stdout + p.stderr)
+    return m.group(1) if m and p.returncode == 0 else "unknown"
 
 
 def kinds(findings):
@@ -362,10 +412,124 @@ def import_report(ncu, report):
     return p.stdout
 
 
+REFERENCES = sorted(ROOT.glob("results/*/records.jsonl"))  # recorded copy ceilings, for labs that measure none
+
+
+def profile_with_ncu(ncu, program, lab, variant, lab_args, kernel_regex, launch_skip, out):
+    """Nsight Compute on one kernel. Returns a dict: status (ok, skip, refused,
+    failed, no-kernel), reason, version, metrics, findings, text, seconds."""
+    start = time.time()
+    version = ncu_version(ncu)
+    result = {"version": version, "findings": [], "metrics": {}, "text": ""}
+    base = out / f"{lab}-{variant}"
+    report = base.with_suffix(".ncu-rep")
+    metrics = list(METRICS)
+    status, output = run_ncu(ncu, program, lab_args, kernel_regex, launch_skip, base, metrics)
+    # A metric this ncu does not know fails the whole run: drop it and try once more.
+    unknown = [m for m in metrics if m in output and re.search(rf"(?i)(error|fail|invalid|not found).*{re.escape(m)}", output)]
+    if unknown and not report.is_file():
+        print(f"profile: this ncu does not know {', '.join(unknown)}; profiling without them")
+        metrics = [m for m in metrics if m not in unknown]
+        status, output = run_ncu(ncu, program, lab_args, kernel_regex, launch_skip, base, metrics)
+    result["seconds"] = round(time.time() - start, 1)
+    if permission_problem(output):
+        return {**result, "status": "skip",
+                "reason": "ncu may not read the GPU's performance counters here (ERR_NVGPUCTRPERM): run as root, or "
+                          "set the nvidia module option NVreg_RestrictProfilingToAdminUsers=0"}
+    if status == 77:
+        return {**result, "status": "skip", "reason": "the lab found no usable GPU under ncu"}
+    if not report.is_file():
+        if "No kernels were profiled" in output:
+            return {**result, "status": "no-kernel",
+                    "reason": f"no kernel matched regex:{kernel_regex}. Name it with KERNEL=... (make) or --kernel; "
+                              f"the lab's kernels are in labs/{lab}/*.cuh"}
+        return {**result, "status": "failed", "reason": f"ncu wrote no report (exit {status}):\n{output[-4000:]}"}
+    try:
+        raw = import_report(ncu, report)
+    except RuntimeError as e:
+        return {**result, "status": "failed", "reason": f"ncu could not read back {report}:\n{e}"}
+    csv_path = base.with_suffix(".csv")
+    csv_path.write_text(raw)
+    kernels = parse_raw_csv(raw)
+    if not kernels:
+        return {**result, "status": "no-kernel", "reason": f"{report} holds no profiled kernel (regex:{kernel_regex})"}
+    why = refusal(kernels[0])
+    if why:
+        return {**result, "status": "refused", "reason": why, "metrics": kernels[0]}
+    findings = diagnose(kernels[0])
+    text = report_text(lab, variant, kernels[0], findings, report, csv_path) + f"\n  Nsight Compute {version}"
+    base.with_suffix(".txt").write_text(text + "\n")
+    return {**result, "status": "ok", "reason": "", "metrics": kernels[0], "findings": findings, "text": text}
+
+
+def agreement_text(ncu_findings, diagnosis):
+    ncu_main = nocounters.main_limiter_of_ncu(kinds(ncu_findings))
+    verdict = compare.verdict(ncu_main, diagnosis.limiter, diagnosis.confidence)
+    return (f"both paths: Nsight Compute says {ncu_main}, the counter-free diagnosis {diagnosis.limiter} "
+            f"({diagnosis.confidence}): {compare.VERDICTS[verdict]}")
+
+
+def lab_arguments(lab, variant, args_text):
+    extra = args_text.split()
+    size = [] if any(a.startswith(("-n", "--size", "--n", "--m", "--k", "--rows", "--cols", "--seq", "--kv"))
+                     for a in extra) else SIZES.get(lab, [])
+    return size + extra
+
+
+def compare_table(args, ncu):
+    """--compare-table: both paths on every kernel of a table; a JSON record and
+    a markdown table in --out."""
+    try:
+        entries = compare.load_table(args.compare_table)
+    except (OSError, ValueError) as e:
+        print(f"profile: {e}")
+        return 2
+    out = args.out or Path(args.build) / "profile" / "compare"
+    out.mkdir(parents=True, exist_ok=True)
+    if not ncu:
+        print("profile: no ncu here: the table gets the counter-free column only")
+    rows = []
+    for entry in entries:
+        lab = find_lab(entry["lab"])
+        program = build(args.build, lab)
+        key = compare.key(entry)
+        run_args = entry["args"].split()
+        regex = entry.get("kernel") or KERNELS.get((lab, entry["variant"]), re.escape(entry["variant"]))
+        row = {**entry, "lab": lab, "key": key}
+        print(f"\n==== {key}: {lab} --variant {entry['variant']} {entry['args']}", flush=True)
+        try:
+            diag, ev, notes = profiling_run.counter_free(program, entry["variant"], run_args, regex,
+                                                         sweep=entry.get("sweep"), references=REFERENCES,
+                                                         cuobjdump=args.cuobjdump)
+            print(profiling_run.report(key, diag, notes, ev["seconds"]))
+            row.update(counter_free=diag.to_json(), seconds=ev["seconds"], notes=notes)
+            (out / f"{key}.evidence.json").write_text(json.dumps(ev) + "\n")
+        except LabFailed as e:
+            print(f"counter-free: {e}")
+            if e.code == 77:
+                return skip("the lab found no usable GPU")
+            row.update(counter_free=None, notes=[str(e).splitlines()[0]])
+        if ncu:
+            lab_args = ["--variant", entry["variant"], "--check-only"] + run_args
+            r = profile_with_ncu(ncu, program, lab, entry["variant"], lab_args, regex, 0, out)
+            print(r["text"] or f"ncu: {r['status']}: {r['reason']}")
+            row["ncu"] = {"status": r["status"], "reason": r["reason"], "version": r["version"],
+                          "seconds": r.get("seconds"), "kinds": sorted(kinds(r["findings"])),
+                          "limiter": nocounters.main_limiter_of_ncu(kinds(r["findings"])) if r["findings"] else None,
+                          "metrics": {k: v for k, v in r["metrics"].items() if isinstance(v, (int, float))}}
+        rows.append(row)
+        compare.write(rows, out)  # after every kernel: a cut-short run keeps what it measured
+    summary = compare.write(rows, out)
+    print("\n" + summary)
+    return 0
+
+
 def main():
-    parser = argparse.ArgumentParser(description="Profile one variant with Nsight Compute and diagnose it.",
+    parser = argparse.ArgumentParser(description="Say what limits one variant's kernel: with Nsight Compute's "
+                                                 "counters where they may be read, and without them everywhere.",
                                      epilog="Exit codes: 0 diagnosed, 1 an --expect missing or no kernel matched, "
-                                            "2 bad usage, 3 ncu or the lab failed, 77 no ncu / GPU / counter permission.")
+                                            "2 bad usage, 3 ncu or the lab failed (or a report was refused), "
+                                            "77 no GPU (or, with --counters 1, no ncu or no counter permission).")
     parser.add_argument("lab", nargs="?", help="the lab: 02, 2, 02_timed_vector_add or timed_vector_add")
     parser.add_argument("variant", nargs="?", help="the variant (see the lab's --list)")
     parser.add_argument("--build", default=str(ROOT / "build"), help="the build folder (default: build)")
@@ -375,16 +539,35 @@ def main():
     parser.add_argument("--launch-skip", type=int, default=0, help="matching launches to skip first (default 0)")
     parser.add_argument("--out", type=Path, help="where the report goes (default: BUILD/profile)")
     parser.add_argument("--ncu", help="the ncu program (default: $NCU, ncu on PATH, /usr/local/cuda/bin/ncu)")
+    parser.add_argument("--cuobjdump", help="the cuobjdump program (default: $CUOBJDUMP, PATH, the CUDA Toolkit)")
+    parser.add_argument("--counters", choices=["auto", "1", "0"], default=os.environ.get("COUNTERS") or "auto",
+                        help="auto (default): Nsight Compute where it may read the counters, and the counter-free "
+                             "diagnosis always; 1: Nsight Compute only; 0: the counter-free diagnosis only")
+    parser.add_argument("--sweep", help="a launch-shape sweep for the counter-free experiments (the lab's --sweep "
+                                        "syntax, e.g. 'block=128,256,512,1024'), where the lab has one")
     parser.add_argument("--expect", action="append", default=[], metavar="KIND",
                         help="exit 1 unless the diagnosis has this finding (repeatable)")
     parser.add_argument("--diagnose", type=Path, metavar="REPORT", help="diagnose a kept .ncu-rep again, run nothing")
+    parser.add_argument("--compare-table", type=Path, metavar="TOML",
+                        help="both paths on every kernel of the table; comparison.json and comparison.md in --out")
+    parser.add_argument("--recompare", type=Path, metavar="DIR",
+                        help="rebuild DIR's comparison from its kept evidence, without a GPU (after a threshold "
+                             "changed)")
     args = parser.parse_args()
 
-    ncu = find_ncu(args.ncu)
-    if not ncu:
-        return skip("ncu (Nsight Compute) not found: it comes with the CUDA Toolkit (/usr/local/cuda/bin/ncu) "
-                    "or as the nsight-compute package; or name it with --ncu / NCU=...")
+    if args.recompare:
+        try:
+            print(compare.recompare(args.recompare, REFERENCES))
+        except (OSError, ValueError) as e:
+            print(f"profile: {e}")
+            return 2
+        return 0
+    ncu = find_ncu(args.ncu) if args.counters != "0" else None
+    if args.compare_table:
+        return compare_table(args, ncu)
     if args.diagnose:
+        if not ncu:
+            return skip("ncu (Nsight Compute) not found: it reads the report")
         try:
             kernels = parse_raw_csv(import_report(ncu, args.diagnose))
         except RuntimeError as e:
@@ -393,16 +576,23 @@ def main():
         if not kernels:
             print(f"profile: {args.diagnose} holds no profiled kernel")
             return 1
-        print(report_text(args.diagnose.stem, "", kernels[0], diagnose(kernels[0]), args.diagnose, "-"))
+        why = refusal(kernels[0])
+        if why:
+            print(f"profile: {args.diagnose} refused: {why}")
+            return 3
+        print(report_text(args.diagnose.stem, "", kernels[0], diagnose(kernels[0]), args.diagnose, "-")
+              + f"\n  Nsight Compute {ncu_version(ncu)}")
         return 0
     if not args.lab or not args.variant:
         parser.error("name a lab and a variant: make profile LAB=02 VARIANT=float4")
+    if args.counters == "1" and not ncu:
+        return skip("ncu (Nsight Compute) not found: it comes with the CUDA Toolkit (/usr/local/cuda/bin/ncu) "
+                    "or as the nsight-compute package; or name it with --ncu / NCU=...; COUNTERS=0 diagnoses "
+                    "without it")
     lab = find_lab(args.lab)
     program = Path(args.program) if args.program else build(args.build, lab)
-    extra = args.args.split()
-    size = [] if any(a.startswith(("-n", "--size", "--n", "--m", "--rows", "--cols", "--seq")) for a in extra) \
-        else SIZES.get(lab, [])
-    lab_args = ["--variant", args.variant, "--check-only"] + size + extra
+    run_args = lab_arguments(lab, args.variant, args.args)
+    lab_args = ["--variant", args.variant, "--check-only"] + run_args
     kernel_regex = args.kernel or KERNELS.get((lab, args.variant), re.escape(args.variant))
 
     # The lab alone first, without the profiler: no GPU (77), a bad variant (2)
@@ -418,46 +608,47 @@ def main():
     out = args.out or Path(args.build) / "profile"
     out.mkdir(parents=True, exist_ok=True)
     base = out / f"{lab}-{args.variant}"
-    report = base.with_suffix(".ncu-rep")
-    metrics = list(METRICS)
-    status, output = run_ncu(ncu, program, lab_args, kernel_regex, args.launch_skip, base, metrics)
-    # A metric this ncu does not know fails the whole run: drop it and try once more.
-    unknown = [m for m in metrics if m in output and re.search(rf"(?i)(error|fail|invalid|not found).*{re.escape(m)}", output)]
-    if unknown and not report.is_file():
-        print(f"profile: this ncu does not know {', '.join(unknown)}; profiling without them")
-        metrics = [m for m in metrics if m not in unknown]
-        status, output = run_ncu(ncu, program, lab_args, kernel_regex, args.launch_skip, base, metrics)
-    if permission_problem(output):
-        return skip("ncu may not read the GPU's performance counters here (ERR_NVGPUCTRPERM): run as root, or "
-                    "set the nvidia module option NVreg_RestrictProfilingToAdminUsers=0")
-    if status == 77:
-        return skip("the lab found no usable GPU under ncu")
-    if not report.is_file():
-        print(output[-4000:])
-        if "No kernels were profiled" in output:
-            print(f"profile: no kernel matched regex:{kernel_regex}. Name it with KERNEL=... (make) or --kernel; "
-                  f"the lab's kernels are in labs/{lab}/*.cuh")
+    counted = None
+    if ncu:
+        r = profile_with_ncu(ncu, program, lab, args.variant, lab_args, kernel_regex, args.launch_skip, out)
+        if r["status"] == "no-kernel":
+            print(f"profile: {r['reason']}")
             return 1
-        print(f"profile: ncu wrote no report (exit {status})")
-        return 3
-    try:
-        raw = import_report(ncu, report)
-    except RuntimeError as e:
-        print(f"profile: ncu could not read back {report}:\n{e}")
-        return 3
-    csv_path = base.with_suffix(".csv")
-    csv_path.write_text(raw)
-    kernels = parse_raw_csv(raw)
-    if not kernels:
-        print(f"profile: {report} holds no profiled kernel (regex:{kernel_regex})")
-        return 1
-    findings = diagnose(kernels[0])
-    text = report_text(lab, args.variant, kernels[0], findings, report, csv_path)
-    base.with_suffix(".txt").write_text(text + "\n")
-    print("\n" + text)
-    missing = [k for k in args.expect if k not in kinds(findings)]
+        if r["status"] == "ok":
+            counted = r["findings"]
+            print("\n" + r["text"])
+        elif args.counters == "1":
+            if r["status"] == "skip":
+                return skip(r["reason"])
+            print(f"profile: {r['reason']}")
+            return 3
+        else:
+            print(f"profile: Nsight Compute: {r['reason']}\nprofile: diagnosing without counters")
+    elif args.counters == "auto":
+        print("profile: no ncu (Nsight Compute) here: diagnosing without counters")
+
+    diagnosis = None
+    if args.counters != "1":
+        try:
+            diagnosis, ev, notes = profiling_run.counter_free(program, args.variant, run_args, kernel_regex,
+                                                              sweep=args.sweep, references=REFERENCES,
+                                                              cuobjdump=args.cuobjdump)
+            text = profiling_run.report(f"{lab} {args.variant}", diagnosis, notes, ev["seconds"])
+            base.with_suffix(".nocounters.txt").write_text(text + "\n")
+            base.with_suffix(".evidence.json").write_text(json.dumps(ev) + "\n")
+            print("\n" + text)
+            if counted is not None:
+                print("\n" + agreement_text(counted, diagnosis))
+        except (LabFailed, ValueError) as e:
+            if counted is None:
+                print(f"profile: the counter-free experiments failed: {e}")
+                return 77 if getattr(e, "code", None) == 77 else 3
+            print(f"profile: the counter-free experiments failed ({str(e).splitlines()[0]}); Nsight Compute's "
+                  "diagnosis stands alone")
+    have = kinds(counted) if counted is not None else diagnosis.kinds()
+    missing = [k for k in args.expect if k not in have]
     if missing:
-        print(f"profile: expected {', '.join(missing)}; the diagnosis has {', '.join(sorted(kinds(findings)))}")
+        print(f"profile: expected {', '.join(missing)}; the diagnosis has {', '.join(sorted(have))}")
         return 1
     return 0
 

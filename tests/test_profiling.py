@@ -1,0 +1,410 @@
+#!/usr/bin/env python3
+"""CPU tests of the counter-free diagnosis (tools/profiling/): the SASS and
+resource-usage readers on canned cuobjdump text and, where the labs are built
+and cuobjdump is installed, on real binaries; the sm_90 occupancy arithmetic
+against every configuration the GPU's occupancy API recorded in
+results/h100/records.jsonl; the experiments' arithmetic and the diagnosis on
+recorded timings; the counter-free path end to end with a stand-in lab; the
+comparison with Nsight Compute's diagnosis. No GPU."""
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+import textwrap
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import profile as prof  # noqa: E402  (tools/profile.py)
+from profiling import binary, compare, experiments as ex, nocounters as nc, occupancy, run  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "tests"))
+from test_tuning_tools import executable  # noqa: E402  (a stand-in program from a script)
+
+RECORDS = ROOT / "results" / "h100" / "records.jsonl"
+
+# cuobjdump -sass of one kernel, cut down: a loop of 2 shared loads and 2 FFMAs
+# from 0x0040 to 0x0090, a spin-wait loop of 2 instructions, the padding BRA.
+SASS = textwrap.dedent("""\
+    Fatbin elf code:
+    ================
+    arch = sm_90
+    \t\tFunction : _Z6kernelPKfPf
+            /*0000*/                   LDC R1, c[0x0][0x28] ;
+            /*0010*/                   LDG.E.128 R4, desc[UR4][R2.64] ;
+            /*0020*/                   LDG.E R8, desc[UR4][R2.64] ;
+            /*0030*/                   STS [R0], R4 ;
+            /*0040*/                   LDS R10, [R0] ;
+            /*0050*/                   LDS.128 R12, [R0+0x10] ;
+            /*0060*/                   FFMA R9, R10, R12, R9 ;
+            /*0070*/                   FFMA R9, R10, R13, R9 ;
+            /*0080*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;
+            /*0090*/              @!P0 BRA 0x40 ;
+            /*00a0*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P1, [UR4], R2 ;
+            /*00b0*/              @!P1 BRA 0xa0 ;
+            /*00c0*/                   STG.E desc[UR4][R2.64], R9 ;
+            /*00d0*/                   EXIT ;
+            /*00e0*/                   BRA 0xe0;
+    """)
+RES = textwrap.dedent("""\
+    arch = sm_90
+    Resource usage:
+     Function _Z6kernelPKfPf:
+      REG:40 STACK:0 SHARED:2048 LOCAL:8 CONSTANT[0]:560 TEXTURE:0 SURFACE:0 SAMPLER:0
+    """)
+
+
+def records():
+    return [json.loads(line) for line in RECORDS.read_text().splitlines() if line.strip()]
+
+
+def largest(lab, variant):
+    rs = [r for r in records() if r["lab"] == lab and r["variant"] == variant]
+    return max(rs, key=lambda r: r["bytes"])
+
+
+class Binary(unittest.TestCase):
+    def test_resources(self):
+        res = binary.parse_resource_usage(RES)
+        self.assertEqual(res[("sm_90", "_Z6kernelPKfPf")],
+                         {"registers": 40, "stack": 0, "shared": 2048, "local": 8})
+
+    def test_loops_hot_region_and_mix(self):
+        ins = binary.parse_sass(SASS)[("sm_90", "_Z6kernelPKfPf")]
+        self.assertEqual(len(ins), 15)
+        self.assertEqual(binary.loops(ins), [(0x40, 0x90), (0xa0, 0xb0)])  # BRA 0xe0 to itself is no loop
+        hot, where = binary.hot_region(ins)
+        self.assertIn("0x0040-0x0090", where)        # the 2-instruction spin-wait is left out
+        m = binary.mix(hot, where)
+        self.assertEqual((m.shared_ops, m.fp32_ops, m.n("BAR"), m.instructions), (2, 2, 1, 6))
+        whole = binary.mix(ins, "all")
+        self.assertEqual(whole.global_load_bytes, {16: 1, 4: 1})
+        self.assertEqual(whole.wide_load_share, 0.5)
+        self.assertEqual(whole.global_store_bytes, {4: 1})
+
+    def test_analyse_and_spills(self):
+        k = binary.analyse(RES, SASS, "kernel")[0]
+        self.assertTrue(k.spills)                    # LOCAL:8
+        self.assertEqual(binary.kernel_from_json(json.loads(json.dumps(k.to_json()))).hot.fp32_ops, 2)
+        self.assertEqual(binary.analyse(RES, SASS, "no_such_kernel"), [])
+
+    def test_arch_specific_sass_wins(self):
+        both = SASS + SASS.replace("arch = sm_90", "arch = sm_90a").replace("FFMA", "HMMA.16816.F32")
+        self.assertEqual(binary.analyse(RES, both, "kernel")[0].arch, "sm_90a")
+        self.assertEqual(binary.analyse(RES, both, "kernel", arch="sm_80"), [])
+
+    def test_access_width(self):
+        for opcode, b in (("LDG.E.128.CONSTANT", 16), ("LDG.E.64", 8), ("LDG.E.U8", 1), ("LDG.E", 4),
+                          ("STG.E.U16", 2)):
+            self.assertEqual(binary.access_bytes(opcode), b, opcode)
+
+    def test_missing_tool_names_the_fix(self):
+        with self.assertRaises(binary.ToolMissing) as e:
+            binary.find_tool("cuobjdump-not-installed")
+        self.assertIn("pip install", str(e.exception))
+
+    def test_real_binaries(self):
+        """Lab 05's tiled16 (20 shared loads, 16 FMAs per tile step) and lab 21's
+        two tile instantiations, told apart by the record's shared memory."""
+        build_dir = Path(os.environ.get("CUDALABS_BUILD") or ROOT / "build")
+        program05 = build_dir / "labs" / "05_matmul" / "05_matmul"
+        program21 = build_dir / "labs" / "21_transpose" / "21_transpose"
+        try:
+            binary.find_tool("cuobjdump")
+        except binary.ToolMissing:
+            self.skipTest("no cuobjdump here")
+        if not (program05.is_file() and program21.is_file()):
+            self.skipTest(f"labs 05 and 21 are not built in {build_dir}")
+        k = binary.read_binary(program05, "tiled_matmul_kernel")[0]
+        self.assertEqual(k.hot.fp32_ops, 16)
+        self.assertGreaterEqual(k.hot.n("LDS"), 16)
+        self.assertEqual(k.hot.n("BAR"), 2)
+        tiles = binary.read_binary(program21, "transpose_tiled_kernel")
+        padded = binary.matching(tiles, {"resources": {"registers": 20, "static_smem": 4224}})
+        plain = binary.matching(tiles, {"resources": {"registers": 20, "static_smem": 4096}})
+        self.assertIn("<1>", padded.demangled)
+        self.assertIn("<0>", plain.demangled)
+
+
+class Occupancy(unittest.TestCase):
+    def test_every_recorded_configuration(self):
+        """The arithmetic gives the blocks per SM that cudaOccupancyMaxActive-
+        BlocksPerMultiprocessor gave on the H100 for every recorded kernel."""
+        seen = set()
+        for r in records():
+            res = r.get("resources") or {}
+            if not res.get("registers") or not res.get("block_threads"):
+                continue
+            key = (res["registers"], res["block_threads"], res["static_smem"] + res["dynamic_smem"])
+            if key in seen:
+                continue
+            seen.add(key)
+            self.assertEqual(occupancy.occupancy(*key).blocks_per_sm, res["blocks_per_sm"], (r["lab"], r["variant"], key))
+        self.assertGreater(len(seen), 30)
+
+    def test_limiter_and_lift(self):
+        o = occupancy.occupancy(168, 384, 197696)
+        self.assertEqual((o.blocks_per_sm, o.limiter), (1, "registers"))
+        o = occupancy.occupancy(74, 256, 0)
+        self.assertEqual(o.blocks_per_sm, 3)
+        self.assertIn("__launch_bounds__(256, 4)", occupancy.lift(o, 74, 256))
+        full = occupancy.occupancy(32, 1024, 0)
+        self.assertEqual((full.fraction, occupancy.lift(full, 32, 1024)), (1.0, None))
+        self.assertEqual(occupancy.occupancy(300, 128, 0).blocks_per_sm, 0)
+
+
+class Experiments(unittest.TestCase):
+    def test_sizes(self):
+        self.assertEqual([ex.parse_count(t) for t in ("1000", "2^26", "64k", "1M")], [1000, 1 << 26, 65536, 1 << 20])
+        with self.assertRaises(ValueError):
+            ex.parse_count("lots")
+        args, n = ex.ladder_args(["--size", "2^26"])
+        self.assertEqual(n, 7)
+        self.assertEqual(args[1].split(",")[:3], ["67108864", "16777216", "4194304"])
+        args, n = ex.ladder_args(["--nx", "8192", "--ny", "8192", "--nz", "1", "--steps", "10"])
+        self.assertEqual(args, ["--nx", "8192,2048,512,128,32", "--ny", "8192,2048,512,128,32", "--nz", "1,1,1,1,1",
+                                "--steps", "10"])
+        self.assertEqual(ex.ladder_args(["--problem", "bytes"]), (["--problem", "bytes"], 1))
+        self.assertEqual(ex.args_for_size(["--nx", "8192", "--ny", "8192", "--nz", "1"], {"nx": 512, "ny": 512, "nz": 1}),
+                         ["--nx", "512", "--ny", "512", "--nz", "1"])
+        self.assertEqual(ex.args_for_size(["--size", "4096"], {"m": 256, "n": 256, "k": 256}), ["--size", "256"])
+
+    def ladder(self, times_us, bytes_per_rung=4):
+        n = 1 << 26
+        return [{"variant": "v", "size": {"n": n >> (2 * i)}, "bytes": bytes_per_rung * (n >> (2 * i)),
+                 "flops": n >> (2 * i), "median_ms": t / 1e3} for i, t in enumerate(times_us)]
+
+    def test_scaling_with_bytes(self):
+        s = ex.scaling(ex.points(self.ladder([100.0, 25.2, 6.5, 2.0])))
+        self.assertAlmostEqual(s.bytes_exponent, 1.0, delta=0.02)
+        self.assertFalse(s.launch_bound)
+
+    def test_launch_bound(self):
+        s = ex.scaling(ex.points(self.ladder([4.1, 3.9, 3.8, 3.8])))
+        self.assertTrue(s.launch_bound)
+        self.assertEqual(s.work_ratio, 64)
+
+    def test_l2_rung_and_test(self):
+        pts = ex.points(self.ladder([400.0, 100.0, 26.0, 8.5]))  # 268, 67, 16.8, 4.2 MB
+        rung = ex.l2_rung(pts, 50 * 2 ** 20)
+        self.assertEqual(rung.bytes, 4 * (1 << 22))
+        self.assertAlmostEqual(ex.L2Test(rung.size, rung.bytes, 26e-3, 36.4e-3).ratio, 1.4)
+
+    def test_sweep(self):
+        recs = [{"variant": f"v[block={b}]", "median_ms": ms, "resources": {"occupancy": o}}
+                for b, ms, o in ((64, 2.0, 0.5), (256, 1.0, 1.0), (1024, 1.05, 1.0))]
+        s = ex.sweep_of(recs)
+        self.assertTrue(s.occupancy_helps())
+        self.assertAlmostEqual(s.spread(), 2.0)
+        self.assertIsNone(ex.sweep_of(recs[:1]))
+
+    def test_copy_bandwidth(self):
+        r = largest("02_timed_vector_add", "float4")
+        self.assertEqual(ex.copy_bandwidth(r)[0], r["ceiling_value"])
+        horner = largest("28_tuning", "horner_grid_stride")
+        bw, source = ex.copy_bandwidth(horner, [RECORDS])
+        self.assertGreater(bw, 1000)
+        self.assertIn("recorded", source)
+        self.assertIsNone(ex.copy_bandwidth(horner, [])[0])
+
+
+def hot_kernel(counts, loads=None):
+    m = binary.Mix("1 innermost loop", sum(counts.values()), counts, loads or {}, {})
+    return binary.Kernel("_Z1k", "k", "sm_90", {"registers": 31, "shared": 3072, "local": 0}, m,
+                         binary.Mix("whole", 100, {}))
+
+
+class Diagnosis(unittest.TestCase):
+    """The counter-free diagnosis on timings recorded on the H100."""
+
+    def bw(self, r):
+        return ex.copy_bandwidth(r, [RECORDS])
+
+    def test_vector_add_is_memory_bound_measured(self):
+        r = largest("02_timed_vector_add", "float4")
+        d = nc.diagnose(r, self.bw(r))
+        self.assertEqual((d.limiter, d.confidence), ("memory-bound", "measured"))
+
+    def test_horner_is_compute_bound_measured(self):
+        r = largest("28_tuning", "horner_grid_stride")
+        d = nc.diagnose(r, self.bw(r))
+        self.assertEqual((d.limiter, d.confidence), ("compute-bound", "measured"))
+
+    def test_tiled_matmul_is_shared_memory_bound_likely(self):
+        r = largest("05_matmul", "tiled16")
+        d = nc.diagnose(r, self.bw(r), kernel=hot_kernel({"LDS": 22, "FFMA": 16, "BAR": 2, "LDG": 2}))
+        self.assertEqual((d.limiter, d.confidence), ("shared-memory-bound", "likely"))
+        self.assertIn("1.38 per FMA", d.findings[0].text)
+
+    def test_register_tiled_matmul_is_compute_bound_likely(self):
+        r = largest("18_matmul_cublas_gap", "thread_tile_8x8")
+        d = nc.diagnose(r, self.bw(r), kernel=hot_kernel({"LDS": 40, "FFMA": 512, "BAR": 2, "IMAD": 62}))
+        self.assertEqual((d.limiter, d.confidence), ("compute-bound", "likely"))
+        self.assertIn("low-occupancy", d.kinds())  # 2 blocks of 256 threads at 128 registers
+
+    def test_atomics(self):
+        r = largest("24_histogram", "global_atomics")
+        d = nc.diagnose(r, self.bw(r), kernel=hot_kernel({"LDG": 1, "REDG": 1, "IMAD": 10}))
+        self.assertEqual(d.limiter, "memory-bound")
+        self.assertIn("atomics", d.kinds())
+
+    def test_uncoalesced_needs_the_l2_test(self):
+        r = largest("21_transpose", "naive")
+        k = hot_kernel({"LDG": 1, "STG": 1, "IMAD": 20}, {4: 1})
+        self.assertEqual(nc.diagnose(r, self.bw(r), kernel=k).limiter, "latency-bound")
+        l2 = ex.L2Test({"rows": 2048, "cols": 2048}, 33554432, 0.02, 0.04)
+        d = nc.diagnose(r, self.bw(r), l2=l2, kernel=k)
+        self.assertEqual((d.limiter, d.confidence), ("memory-bound", "likely"))
+        self.assertIn("narrow-loads", d.kinds())
+
+    def test_launch_bound_is_measured(self):
+        n = 1 << 14
+        recs = [{"variant": "float4", "size": {"n": n >> (2 * i)}, "bytes": 12 * (n >> (2 * i)), "flops": n >> (2 * i),
+                 "median_ms": 0.0041, "gbps": 40, "gflops": 4, "peak": "fp32", "peak_gflops": 66908.2,
+                 "ceiling": "d2d_copy_gbps", "ceiling_value": 2900} for i in range(4)]
+        d = run.diagnose_evidence({"records": recs})
+        self.assertEqual((d.limiter, d.confidence), ("latency-bound", "measured"))
+        self.assertIn("launch-bound", d.kinds())
+
+    def test_spills_are_named(self):
+        r = largest("05_matmul", "tiled16")
+        k = binary.analyse(RES, SASS, "kernel")[0]
+        self.assertIn("local-memory", nc.diagnose(r, self.bw(r), kernel=k).kinds())
+
+
+class CounterFreePath(unittest.TestCase):
+    """run.counter_free with a stand-in lab that writes one record per size in
+    its --size list (time proportional to bytes) and a stand-in cuobjdump."""
+
+    def setUp(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="cudalabs-nocounters-test-"))
+        self.lab = executable(self.dir / "lab", textwrap.dedent(f'''\
+            #!{sys.executable}
+            import json, sys
+            a = sys.argv[1:]
+            if "FAIL" in a: sys.exit(3)
+            sizes = [int(s) for s in a[a.index("--size") + 1].split(",")]
+            cold = "--flush-l2" in a
+            with open(a[a.index("--json") + 1], "a") as f:
+                for n in sizes:
+                    ms = 12 * n / 2.5e9 * (1.6 if cold and n * 12 < 40e6 else 1.0) + 3e-3
+                    f.write(json.dumps({{"variant": a[a.index("--variant") + 1], "size": {{"n": n}}, "bytes": 12 * n,
+                        "flops": n, "median_ms": ms, "gbps": 12 * n / ms / 1e6, "gflops": n / ms / 1e6,
+                        "ceiling": "d2d_copy_gbps", "ceiling_value": 2900.0, "peak": "fp32", "peak_gflops": 66908.2,
+                        "cc": "9.0", "resources": {{"registers": 40, "block_threads": 256, "blocks_per_sm": 6,
+                        "occupancy": 0.75, "static_smem": 1024, "dynamic_smem": 0}}}}) + "\\n")
+            '''))
+        self.cuobjdump = executable(self.dir / "cuobjdump", textwrap.dedent(f'''\
+            #!{sys.executable}
+            import sys
+            print({RES!r} if sys.argv[1] == "-res-usage" else {SASS!r})
+            '''))
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def test_end_to_end_and_rediagnosis(self):
+        log = []
+        d, ev, notes = run.counter_free(self.lab, "float4", ["--size", "2^26"], "kernel",
+                                        cuobjdump=str(self.cuobjdump), log=log.append)
+        self.assertEqual((d.limiter, d.confidence), ("memory-bound", "measured"))  # 2.5 of 2.9 TB/s
+        self.assertEqual(len(ev["records"]), 7)
+        self.assertTrue(ev["l2_cold"])                       # one rung fits L2: timed again, flushed
+        self.assertIn("l2-test", d.kinds())
+        self.assertEqual(ev["kernel"]["resources"]["registers"], 40)
+        self.assertIn("local-memory", d.kinds())             # the canned binary spills
+        again = run.diagnose_evidence(json.loads(json.dumps(ev)))
+        self.assertEqual(again.to_json(), d.to_json())
+        self.assertIn("counter-free diagnosis", run.report("02 float4", d, notes, ev["seconds"]))
+
+    def test_lab_failure(self):
+        with self.assertRaises(ex.LabFailed) as e:
+            run.counter_free(self.lab, "float4", ["--size", "1000", "FAIL"], "kernel", cuobjdump=str(self.cuobjdump),
+                             log=lambda _: None)
+        self.assertEqual(e.exception.code, 3)
+
+
+class Comparison(unittest.TestCase):
+    def test_verdicts(self):
+        self.assertEqual(compare.verdict("memory-bound", "memory-bound", "likely"), "agree")
+        self.assertEqual(compare.verdict("memory-bound", "latency-bound", "likely"), "differ")
+        self.assertEqual(compare.verdict("memory-bound", "compute-bound", "measured"), "contradicts")
+        self.assertEqual(compare.verdict(None, "compute-bound", "measured"), "no-counters")
+        self.assertEqual(nc.main_limiter_of_ncu({"occupancy", "stalls", "shared-memory-bound"}), "shared-memory-bound")
+
+    def test_table_summary_and_recompare(self):
+        out = Path(tempfile.mkdtemp(prefix="cudalabs-compare-test-"))
+        try:
+            rows = []
+            for i, (ncu, cf, conf) in enumerate([("memory-bound", "memory-bound", "measured"),
+                                                 ("latency-bound", "latency-bound", "likely"),
+                                                 ("shared-memory-bound", "latency-bound", "likely"),
+                                                 ("compute-bound", "compute-bound", "measured")]):
+                rows.append({"key": f"k{i}", "lab": "02", "variant": "v", "args": "--size 1", "seconds": 10 + i,
+                             "counter_free": {"limiter": cf, "confidence": conf, "findings": []},
+                             "ncu": {"status": "ok", "limiter": ncu, "version": "2025.3.1.0"}})
+            rows.append({"key": "k4", "lab": "02", "variant": "v", "args": "--size 1", "seconds": 9,
+                         "counter_free": {"limiter": "memory-bound", "confidence": "measured", "findings": []},
+                         "ncu": {"status": "refused", "reason": "NaN", "version": "2025.3.1.0"}})
+            text = compare.write(rows, out)
+            self.assertIn("same main limiter: 3 of 4 (75%", text)
+            self.assertIn("NOT met", text)
+            self.assertIn("'measured' confidence: 0", text)
+            self.assertIn("refused or failed: k4", text)
+            self.assertIn("2025.3.1.0", text)
+            self.assertIn("| k2 |", (out / "comparison.md").read_text())
+            # the evidence of k2 says memory-bound at the copy bandwidth: recompare rebuilds its diagnosis
+            r = largest("02_timed_vector_add", "float4")
+            (out / "k2.evidence.json").write_text(json.dumps({"records": [r]}))
+            text = compare.recompare(out, [RECORDS])
+            self.assertIn("same main limiter: 3 of 4", text)
+            self.assertEqual(json.loads((out / "comparison.json").read_text())["kernels"][2]["counter_free"]["limiter"],
+                             "memory-bound")
+        finally:
+            shutil.rmtree(out)
+
+    def test_table_reader(self):
+        entries = compare.load_table(ROOT / "tools" / "profiling" / "kernels.toml")
+        self.assertGreaterEqual(len(entries), 16)
+        self.assertEqual(len({compare.key(e) for e in entries}), len(entries))
+        bad = Path(tempfile.mkdtemp()) / "bad.toml"
+        bad.write_text('[[kernel]]\nlab = "02"\n')
+        with self.assertRaises(ValueError) as e:
+            compare.load_table(bad)
+        self.assertIn("needs 'variant'", str(e.exception))
+        shutil.rmtree(bad.parent)
+
+
+class NcuReports(unittest.TestCase):
+    def test_missing_or_nan_key_metrics_are_refused(self):
+        good = {k: 50.0 for k in prof.KEY_METRICS}
+        self.assertIsNone(prof.refusal(good))
+        self.assertIn("lacks dram__throughput", prof.refusal({k: v for k, v in good.items() if "dram" not in k}))
+        self.assertIn("NaN", prof.refusal({**good, "sm__throughput.avg.pct_of_peak_sustained_elapsed": math.nan}))
+        self.assertEqual(prof.number("nan") is not None and math.isnan(prof.number("nan")), True)
+
+    def test_l2_bound(self):
+        m = {"sm__throughput.avg.pct_of_peak_sustained_elapsed": 30.0,
+             "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": 85.0,
+             "dram__throughput.avg.pct_of_peak_sustained_elapsed": 35.0,
+             "lts__throughput.avg.pct_of_peak_sustained_elapsed": 85.0}
+        k = prof.kinds(prof.diagnose(m))
+        self.assertIn("l2-bound", k)
+        self.assertEqual(nc.main_limiter_of_ncu(k), "memory-bound")
+
+    def test_version(self):
+        d = Path(tempfile.mkdtemp())
+        try:
+            ncu = executable(d / "ncu", "#!/bin/sh\necho 'NVIDIA (R) Nsight Compute Command Line Profiler'\n"
+                                        "echo 'Version 2025.3.1.0 (build 36398880) (public-release)'\n")
+            self.assertEqual(prof.ncu_version(str(ncu)), "2025.3.1.0")
+            self.assertEqual(prof.ncu_version(str(d / "missing")), "unknown")
+        finally:
+            shutil.rmtree(d)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)

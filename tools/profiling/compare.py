@@ -1,0 +1,123 @@
+"""The comparison of the two paths over a table of kernels
+(tools/profiling/kernels.toml): per kernel the main limiter Nsight Compute
+names and the one the counter-free diagnosis names, whether they agree, and
+whether the counter-free path contradicted the counters with "measured"
+confidence (it must never). Written as comparison.json (every row, with the
+ncu version, both diagnoses and the times) and comparison.md (the table)."""
+import json
+import re
+import tomllib
+from pathlib import Path
+
+from . import run as profiling_run
+
+VERDICTS = {
+    "agree": "they agree",
+    "differ": "they differ (the counter-free one said 'likely': the counters decide)",
+    "contradicts": "they contradict each other although the counter-free diagnosis said 'measured'",
+    "no-counters": "no Nsight Compute diagnosis to compare with",
+    "no-diagnosis": "no counter-free diagnosis",
+}
+TARGET_AGREEMENT = 0.8
+TARGET_SECONDS = 60
+
+
+def load_table(path):
+    """[[kernel]] entries: lab, variant, args (the lab's size flags), and
+    optionally kernel (a regex), sweep (the lab's --sweep), expect (the class
+    the kernel was picked for), why."""
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"{path}: not valid TOML: {e}") from e
+    entries = data.get("kernel")
+    if not entries:
+        raise ValueError(f"{path}: no [[kernel]] entries")
+    for i, e in enumerate(entries, 1):
+        for k in ("lab", "variant", "args"):
+            if not isinstance(e.get(k), str) or not e[k]:
+                raise ValueError(f"{path}: kernel {i} needs '{k}' (a string), e.g. lab = \"02\", variant = "
+                                 "\"float4\", args = \"--size 2^26\"")
+    return entries
+
+
+def key(entry):
+    name = entry.get("name") or f"{entry['lab']}-{entry['variant']}-{entry['args']}"
+    return re.sub(r"[^A-Za-z0-9_.^-]+", "_", name).strip("_")
+
+
+def verdict(ncu_limiter, limiter, confidence):
+    if not ncu_limiter or ncu_limiter == "unknown":
+        return "no-counters"
+    if not limiter:
+        return "no-diagnosis"
+    if limiter == ncu_limiter:
+        return "agree"
+    return "contradicts" if confidence == "measured" else "differ"
+
+
+def row_verdict(row):
+    cf = row.get("counter_free") or {}
+    ncu = row.get("ncu") or {}
+    return verdict(ncu.get("limiter") if ncu.get("status") == "ok" else None, cf.get("limiter"), cf.get("confidence"))
+
+
+def summary(rows):
+    verdicts = [row_verdict(r) for r in rows]
+    compared = [v for v in verdicts if v in ("agree", "differ", "contradicts")]
+    agree = verdicts.count("agree")
+    seconds = [r["seconds"] for r in rows if r.get("seconds") is not None]
+    versions = sorted({(r.get("ncu") or {}).get("version") for r in rows if r.get("ncu")} - {None})
+    lines = [f"{len(rows)} kernels; {len(compared)} with both diagnoses"]
+    if compared:
+        share = agree / len(compared)
+        lines.append(f"same main limiter: {agree} of {len(compared)} ({100 * share:.0f}%; the aim is at least "
+                     f"{100 * TARGET_AGREEMENT:.0f}%: {'met' if share >= TARGET_AGREEMENT else 'NOT met'})")
+        lines.append(f"contradictions with 'measured' confidence: {verdicts.count('contradicts')} (the aim is 0)")
+    if seconds:
+        lines.append(f"counter-free path: at most {max(seconds):.0f} s per kernel (the aim is at most "
+                     f"{TARGET_SECONDS} s: {'met' if max(seconds) <= TARGET_SECONDS else 'NOT met'})")
+    refused = [r["key"] for r in rows if (r.get("ncu") or {}).get("status") in ("refused", "failed")]
+    if refused:
+        lines.append(f"Nsight Compute reports refused or failed: {', '.join(refused)}")
+    if versions:
+        lines.append(f"Nsight Compute {', '.join(versions)}")
+    return "\n".join(lines)
+
+
+def markdown(rows):
+    head = ["| kernel | lab, variant, size | Nsight Compute | counter-free | confidence | verdict | counter-free s |",
+            "|---|---|---|---|---|---|---|"]
+    body = []
+    for r in rows:
+        cf = r.get("counter_free") or {}
+        ncu = r.get("ncu") or {}
+        ncu_text = ncu.get("limiter") if ncu.get("status") == "ok" else (ncu.get("status") or "not run")
+        tags = [t for f in cf.get("findings", [])[:1] for t in f.get("tags", [])]
+        cf_text = (cf.get("limiter") or "failed") + (f" ({', '.join(tags)})" if tags else "")
+        body.append(f"| {r['key']} | {r['lab']} `{r['variant']}` `{r['args']}` | {ncu_text} | {cf_text} | "
+                    f"{cf.get('confidence', '')} | {row_verdict(r)} | {r.get('seconds', '')} |")
+    return "\n".join(head + body)
+
+
+def write(rows, out):
+    text = summary(rows)
+    Path(out, "comparison.json").write_text(json.dumps({"summary": text, "kernels": rows}, indent=1) + "\n")
+    Path(out, "comparison.md").write_text("# Counter-free diagnosis against Nsight Compute\n\n" + markdown(rows) +
+                                          "\n\n" + "\n".join(f"- {line}" for line in text.splitlines()) + "\n")
+    return text
+
+
+def recompare(folder, references=()):
+    """The comparison rebuilt from FOLDER's comparison.json and *.evidence.json
+    with the current thresholds; rewrites both files and returns the summary."""
+    folder = Path(folder)
+    path = folder / "comparison.json"
+    if not path.is_file():
+        raise ValueError(f"{path} not found: --recompare needs a folder written by --compare-table")
+    rows = json.loads(path.read_text())["kernels"]
+    for r in rows:
+        ev_path = folder / f"{r['key']}.evidence.json"
+        if ev_path.is_file():
+            r["counter_free"] = profiling_run.diagnose_evidence(json.loads(ev_path.read_text()), references).to_json()
+    return write(rows, folder)

@@ -1,0 +1,250 @@
+"""The diagnosis without performance counters: what limits a kernel, from
+its measured time against the lab's ceilings (the roofline), the compiled
+kernel (binary.py, occupancy.py) and the experiments (experiments.py). Each
+finding says how sure it is:
+
+  measured  the number was timed, or read from the binary or the GPU's
+            occupancy API: it is a fact about this kernel on this GPU
+  likely    an inference from those facts (the instruction mix of the hot
+            loop, how the time responds to a change): usually right, and
+            what Nsight Compute's counters would confirm or refute
+
+The main limiter is one of Nsight Compute's four (tools/profile.py):
+memory-bound, compute-bound, shared-memory-bound, latency-bound; launch-bound
+is the latency-bound kind that the size ladder measures. CPU only: every
+input is a record, a Kernel or an experiment result."""
+from dataclasses import dataclass, field
+
+from . import occupancy as occ_mod
+
+BUSY = 60.0             # % of a ceiling: the kernel is bound by it (Nsight Compute's threshold in profile.py)
+NEAR = 30.0             # % of the tensor-core peak above which a tensor-core kernel is taken as compute-bound
+LAUNCH_MS = 0.05        # a launch-bound kernel takes less than this
+SHARED_PER_MATH = 0.5   # shared-memory instructions per FP32 math instruction in the hot loop: shared-bound
+SHARED_PER_MMA = 2.0    # ... per tensor-core instruction
+SHARED_PER_GLOBAL = 4.0  # memory-side kernels: shared instructions per global access
+BARRIERS_PER_GLOBAL = 4.0
+MATH_SHARE = 0.4        # FP32 math share of the hot loop's instructions: an issue-bound FMA loop
+L2_SENSITIVE = 1.3      # cold (L2 flushed) over warm time: paced by where the data lives
+OCCUPANCY_LOW = 0.5
+LIMITERS = ("memory-bound", "compute-bound", "shared-memory-bound", "latency-bound")
+
+
+@dataclass
+class Finding:
+    kind: str
+    text: str
+    confidence: str                      # measured | likely
+    evidence: list = field(default_factory=list)
+    tags: list = field(default_factory=list)
+
+    def to_json(self):
+        return {"kind": self.kind, "text": self.text, "confidence": self.confidence, "evidence": self.evidence,
+                "tags": self.tags}
+
+
+@dataclass
+class Diagnosis:
+    limiter: str                # one of LIMITERS, or "unknown"
+    confidence: str
+    findings: list
+
+    def kinds(self):
+        return {f.kind for f in self.findings} | {t for f in self.findings for t in f.tags}
+
+    def to_json(self):
+        return {"limiter": self.limiter, "confidence": self.confidence,
+                "findings": [f.to_json() for f in self.findings]}
+
+
+def pct(a, b):
+    return 100.0 * a / b if a is not None and b else None
+
+
+def roofline(record, bandwidth):
+    """(text, on the memory side?, % of bandwidth, % of peak)."""
+    gbps, gflops = record.get("gbps") or 0, record.get("gflops") or 0
+    peak, kind = record.get("peak_gflops") or 0, record.get("peak") or "fp32"
+    bw, bw_source = bandwidth
+    intensity = (record.get("flops") or 0) / record["bytes"] if record.get("bytes") else None
+    pbw, ppeak = pct(gbps, bw), pct(gflops, peak)
+    parts = [f"{record['median_ms'] * 1e3:.4g} us"]
+    if bw:
+        parts.append(f"{gbps:.0f} GB/s = {pbw:.0f}% of the copy bandwidth {bw:.0f} GB/s ({bw_source})")
+    if peak and gflops:
+        parts.append(f"{gflops:.0f} GFLOP/s = {ppeak:.1f}% of the {kind} peak {peak:.0f}")
+    memory_side = True
+    if intensity is not None and bw and peak:
+        ridge = peak / bw
+        memory_side = intensity < ridge
+        attainable = min(peak, intensity * bw)
+        reached = pct(gflops, attainable) if intensity > 0 else pbw
+        parts.append(f"{intensity:.3g} FLOP/byte against a ridge at {ridge:.3g}: on the "
+                     f"{'memory' if memory_side else 'compute'} side of the roofline, at {reached:.0f}% of what "
+                     f"its intensity allows")
+    return "; ".join(parts), memory_side, pbw, ppeak
+
+
+def diagnose(record, bandwidth=(None, ""), scaling=None, l2=None, sweep=None, kernel=None):
+    """record: the lab's JSON record at the diagnosed size; bandwidth: (GB/s,
+    source) from experiments.copy_bandwidth; scaling, l2, sweep: experiments'
+    results or None; kernel: binary.Kernel (the instantiation that ran) or None."""
+    found = []
+    text, memory_side, pbw, ppeak = roofline(record, bandwidth)
+    found.append(Finding("roofline", "roofline: " + text + ".", "measured", ["the lab's timed record"]))
+    hot = kernel.hot if kernel else None
+    tensor = bool(hot and hot.tensor_ops) or str(record.get("peak", "")).endswith("_tensor")
+    res = record.get("resources") or {}
+
+    # Facts that hold whatever the limiter.
+    if scaling and len(scaling.points) >= 2:
+        found.append(Finding("scaling", "size ladder: " + scaling.text() + ".", "measured",
+                             ["the lab at its size divided by 4, 16, ... along every size flag"]))
+    if l2:
+        found.append(Finding("l2-test", "L2 against DRAM: " + l2.text() + ".", "measured",
+                             ["the lab at an L2-sized rung, warm and with --flush-l2"]))
+    if sweep:
+        helps = sweep.occupancy_helps()
+        verdict = ("" if helps is None else " More resident warps made it faster: latency is hidden by warps here."
+                   if helps else " Occupancy barely mattered: the kernel is not short of warps.")
+        found.append(Finding("sweep", "launch shapes: " + sweep.text() + "." + verdict, "measured",
+                             ["the lab's --sweep"]))
+    occupancy_low = _occupancy(found, res, kernel)
+    if kernel and kernel.spills:
+        found.append(Finding("local-memory",
+                             f"local memory: {kernel.resources.get('local', 0)} bytes per thread of local memory and "
+                             f"{kernel.whole.n('LDL', 'STL')} local load/store instructions in the binary: register "
+                             "spills or an array indexed at run time. Local memory is DRAM behind L1: fewer live "
+                             "values, compile-time indices, or __launch_bounds__ with a realistic block size.",
+                             "measured", ["cuobjdump -res-usage, -sass"]))
+    if hot:
+        found.append(Finding("instruction-mix", "instruction mix of " + hot.summary() + ".", "measured",
+                             ["cuobjdump -sass"]))
+
+    limiter, confidence, why, advice, tags = _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor,
+                                                      occupancy_low)
+    found.insert(0, Finding(limiter, f"{limiter}{'' if not tags else ' (' + ', '.join(tags) + ')'} [{confidence}]: "
+                            f"{why} {advice}", confidence, ["roofline", "scaling", "instruction mix"], tags))
+    if hot and memory_side and limiter in ("memory-bound", "latency-bound") and (pbw or 0) < BUSY:
+        share = hot.wide_load_share
+        if share is not None and share < 0.5 and sum(hot.global_load_bytes.values()):
+            found.append(Finding("narrow-loads",
+                                 f"narrow loads: {100 * (1 - share):.0f}% of the hot loop's global loads move at most "
+                                 "4 bytes per thread (LDG.E, not LDG.E.128). Below the bandwidth ceiling, wider loads "
+                                 "(float4) or more independent loads per thread put more bytes in flight.",
+                                 "likely", ["cuobjdump -sass"]))
+    return Diagnosis(limiter, confidence, found)
+
+
+def _occupancy(found, res, kernel):
+    """The occupancy finding; True when it is low."""
+    truth = res.get("occupancy")
+    block = res.get("block_threads")
+    offline = None
+    if kernel and block and kernel.resources.get("registers"):
+        shared = max(kernel.resources.get("shared", 0) - 1024, 0) + (res.get("dynamic_smem") or 0)
+        offline = occ_mod.occupancy(kernel.resources["registers"], block, shared)
+    if truth is None and offline is None:
+        return False
+    value = truth if truth is not None else offline.fraction
+    text = f"occupancy: {100 * value:.0f}% of the SM's warp slots"
+    if truth is not None:
+        text += f" (the GPU's occupancy API: {res.get('blocks_per_sm')} blocks of {block} threads per SM)"
+    if offline:
+        text += f"; from the binary's {kernel.resources['registers']} registers per thread: " + offline.text()
+        lift = occ_mod.lift(offline, kernel.resources["registers"], block)
+        if lift and value < OCCUPANCY_LOW:
+            text += f"; {lift}"
+    low = value < OCCUPANCY_LOW
+    if low:
+        text += (". Low occupancy matters when warps wait on latency; a kernel that keeps a unit busy "
+                 "with few warps (register tiling, tensor cores) does not need more.")
+    found.append(Finding("low-occupancy" if low else "occupancy", text + ("" if low else "."), "measured",
+                         ["resources in the lab's record", "cuobjdump -res-usage"]))
+    return low
+
+
+def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupancy_low):
+    """(limiter, confidence, why, what to do, tags)."""
+    ms = record["median_ms"]
+    if scaling and scaling.launch_bound and ms < LAUNCH_MS:
+        return ("latency-bound", "measured",
+                f"launch-bound: {scaling.work_ratio:.0f}x the work of the smallest size takes only "
+                f"{scaling.time_ratio:.2f}x its time, {ms * 1e3:.3g} us in all: the launch and the ramp-up of the "
+                "grid, not the work, set the time.",
+                "Give the GPU more work per launch: fuse kernels, batch, or use CUDA graphs to cut launch cost.",
+                ["launch-bound"])
+    if pbw is not None and pbw >= BUSY and (ppeak is None or pbw >= ppeak):
+        return ("memory-bound", "measured",
+                f"it moves {pbw:.0f}% of the copy bandwidth.",
+                "Only moving fewer bytes makes it faster (fusing kernels, smaller types, reuse through shared "
+                "memory); more arithmetic per byte is free.", [])
+    if ppeak is not None and ppeak >= BUSY:
+        return ("compute-bound", "measured", f"it runs at {ppeak:.0f}% of the {record.get('peak', 'fp32')} peak.",
+                "Fewer or cheaper instructions per result, or a faster unit (tensor cores); the memory system has "
+                "room to spare.", [])
+    if tensor and (ppeak or 0) >= NEAR:
+        return ("compute-bound", "likely",
+                f"a tensor-core kernel at {ppeak:.0f}% of the tensor peak: the MMA units are the busiest unit.",
+                "Keep the tensor cores fed: deeper pipelines (more stages), larger tiles, wgmma over mma.sync.", [])
+    mma = hot.tensor_ops if hot else 0
+    math_ops = hot.fp32_ops if hot else 0
+    shared = hot.shared_ops if hot else 0
+    global_ops = (hot.n("LDG", "STG") if hot else 0)
+    atomics = hot.n("ATOMG", "RED", "REDG", "ATOM") if hot else 0
+    barriers = hot.n("BAR") if hot else 0
+    if atomics and not hot.n("ATOMS"):
+        return ("memory-bound", "likely",
+                f"{atomics} global atomic{'s' if atomics > 1 else ''} in the hot loop and {pbw or 0:.0f}% of the "
+                "copy bandwidth: L2's atomic units serialise updates of the same address.",
+                "Privatise: a histogram per block (or warp) in shared memory, merged once per block.",
+                ["atomics"])
+    if tensor and mma and shared / mma >= SHARED_PER_MMA:
+        return ("shared-memory-bound", "likely",
+                f"{shared} shared-memory instructions for {mma} tensor-core instructions in the hot loop.",
+                "Fewer, wider shared loads (ldmatrix), or operands straight from shared memory (wgmma).", [])
+    if not memory_side and math_ops and shared / math_ops >= SHARED_PER_MATH:
+        return ("shared-memory-bound", "likely",
+                f"{shared} shared-memory instructions for {math_ops} FP32 math instructions in the hot loop "
+                f"({shared / math_ops:.2f} per FMA), with {ppeak or 0:.0f}% of the FP32 peak: the shared-memory "
+                "pipe, not the FMA units, sets the pace.",
+                "Keep reused values in registers (several outputs per thread), use wider shared loads (LDS.128).", [])
+    if hot and not memory_side and hot.instructions and math_ops / hot.instructions >= MATH_SHARE:
+        return ("compute-bound", "likely",
+                f"the hot loop is {100 * math_ops / hot.instructions:.0f}% FP32 math ({math_ops} of "
+                f"{hot.instructions} instructions) at {ppeak or 0:.0f}% of the FP32 peak: instruction issue is "
+                "the limit.",
+                "Fewer instructions per FMA: larger register tiles, vector shared loads, less index arithmetic.", [])
+    if memory_side and global_ops and barriers / global_ops >= BARRIERS_PER_GLOBAL:
+        return ("latency-bound", "likely",
+                f"{barriers} barriers for {global_ops} global accesses in the hot code, at {pbw or 0:.0f}% of the "
+                "copy bandwidth: warps wait at __syncthreads while the tree narrows.",
+                "Fewer barriers: warp shuffles for the last 32 values, more elements per thread before the tree.",
+                ["barriers"])
+    if memory_side and global_ops and shared / global_ops >= SHARED_PER_GLOBAL:
+        return ("shared-memory-bound", "likely",
+                f"{shared} shared-memory instructions for {global_ops} global accesses in the hot loop.",
+                "Keep values in registers (warp shuffles); wider shared accesses; no bank conflicts.", [])
+    if memory_side and l2 and l2.ratio and l2.ratio >= L2_SENSITIVE:
+        return ("memory-bound", "likely",
+                f"{pbw or 0:.0f}% of the copy bandwidth, yet {l2.ratio:.2f}x faster when its data is in L2: "
+                "the memory system sets the pace, with more traffic than the useful bytes (sectors fetched but "
+                "not used: an uncoalesced pattern) or too few bytes in flight.",
+                "Consecutive threads on consecutive addresses (a shared-memory tile for a transpose), 16-byte "
+                "accesses.", [])
+    why = f"no ceiling is near: {pbw or 0:.0f}% of the copy bandwidth, {ppeak or 0:.0f}% of the peak"
+    if l2 and l2.ratio:
+        why += f", {l2.ratio:.2f}x between L2 and DRAM"
+    if occupancy_low:
+        why += ", with low occupancy"
+    return ("latency-bound", "likely", why + ": the warps spend their time waiting.",
+            "More independent work in flight: more warps, more independent loads or FMAs per thread, shorter "
+            "dependency chains.", ["low-occupancy"] if occupancy_low else [])
+
+
+def main_limiter_of_ncu(kinds):
+    """Nsight Compute's main limiter from the kinds of its findings (profile.diagnose)."""
+    for k in ("memory-bound", "shared-memory-bound", "compute-bound", "latency-bound"):
+        if k in kinds:
+            return k
+    return "unknown"
