@@ -49,7 +49,7 @@
 #include <cudalabs/math.hpp>
 #include <cudalabs/random.hpp>
 
-#include "../12_softmax/input_kinds.hpp"  // precheck_usage: flag values checked without a GPU
+#include "input_kinds.hpp"  // precheck_usage: flag values checked without a GPU
 #include "decode_reference.hpp"
 #include "kernels.hpp"
 
