@@ -155,14 +155,16 @@ def render(text, where, exercises):
 # ---- which lab files other labs use ---------------------------------------------------------
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+SHARED = "shared"  # labs/shared/: host code several labs share
 
 
 def include_graph(root):
     """{path: {paths it includes}} over the labs' sources, paths relative to
     labs/ ("07_reduction_v3/main.cu"). "file" resolves from the including file's
-    folder, <file> from the lab's own folder (kernels.cu names the student files
-    so, found through the include path); system and common/ headers resolve to
-    nothing and are left out."""
+    folder, then from labs/shared/ (the course's shared host code, on every
+    main.cu's include path: labs/meson.build), <file> from the lab's own folder
+    (kernels.cu names the student files so, found through the include path);
+    system and common/ headers resolve to nothing and are left out."""
     labs_dir = root / "labs"
     graph = {}
     for path in sorted(labs_dir.rglob("*")):
@@ -172,8 +174,9 @@ def include_graph(root):
         lab_dir = labs_dir / rel.parts[0]
         found = set()
         for quote, name in INCLUDE.findall(path.read_text(errors="replace")):
-            target = (path.parent if quote == '"' else lab_dir) / name
-            if target.is_file() and target.resolve().is_relative_to(labs_dir.resolve()):
+            tried = [path.parent / name, labs_dir / SHARED / name] if quote == '"' else [lab_dir / name]
+            target = next((t for t in tried if t.is_file()), None)
+            if target and target.resolve().is_relative_to(labs_dir.resolve()):
                 found.add(target.resolve().relative_to(labs_dir.resolve()).as_posix())
         graph[rel.as_posix()] = found
     return graph
@@ -197,8 +200,10 @@ def foreign_users(root):
     users = {}
     for f in graph:
         for g in reached(f, {f}):
-            lab = f.split("/")[0]
-            if g.split("/")[0] != lab:
+            lab, owner = f.split("/")[0], g.split("/")[0]
+            # labs/shared/ is no lab: its files hold no exercise, and it counts as a
+            # user only through the labs that include it.
+            if owner != lab and SHARED not in (lab, owner):
                 users.setdefault(g, set()).add(lab)
     return {f: sorted(labs) for f, labs in sorted(users.items())}
 

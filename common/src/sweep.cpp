@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "cudalabs/error.hpp"
+#include "cudalabs/math.hpp"
 
 namespace cudalabs {
 
@@ -125,6 +126,12 @@ Tunable blocks_per_sm_tunable() {
           .value = 0,
           .min = 0,
           .max = 1024};
+}
+
+TunableVariant grid_stride_tunable(std::string variant, int hand_chosen_block, std::string default_sweep) {
+  return {.variant = std::move(variant),
+          .params = {block_tunable(hand_chosen_block), blocks_per_sm_tunable()},
+          .default_sweep = std::move(default_sweep)};
 }
 
 // ---- the sweep text --------------------------------------------------------------------
@@ -464,6 +471,32 @@ std::optional<Record> Tuner::run(const std::string& variant, const Point& size,
 
 // ---- the flag and the program --------------------------------------------------------
 
+std::optional<Record> Tuner::run_grid_stride(const Measurement& m, const GridStrideCase& c) {
+  const std::string& variant = m.variant;
+  const TunePoint by_hand = hand_chosen(variant);
+  return run(variant, m.size, [&](const TunePoint& t) {
+    const int block = static_cast<int>(t.at("block"));
+    const bool hand = t == by_hand;
+    return TuneCase{
+        .shape = {.block_threads = block},
+        .resources = [&c, block] { return c.resources(block); },
+        .measure = [&, t, block, hand](TuneRun how) -> const Record& {
+          const auto blocks = hand ? c.hand_blocks()
+                                   : static_cast<unsigned>(grid_for(t.at("blocks_per_sm"), how.resources.blocks_per_sm,
+                                                                    session_.device().sm_count,
+                                                                    ceil_div<std::int64_t>(c.work_items, block)));
+          if (sweeping(variant)) how.extra["grid"] = blocks;
+          Measurement point = m;
+          point.variant = how.variant;
+          point.resources = how.resources;
+          for (auto& [k, v] : how.extra) point.extra[k] = v;
+          point.run = [launch = c.launch, shape = GridStrideLaunch{.blocks = blocks, .block = block, .hand_chosen = hand}](
+                          cudaStream_t stream) { launch(shape, stream); };
+          return session_.measure(point);
+        }};
+  });
+}
+
 ExtraFlag sweep_flag(const Tuning& tuning) {
   const std::string indent = "\n" + std::string(22, ' ');  // under the help column of --help
   std::string help = "measure every point of a launch-parameter sweep instead of the hand-chosen" + indent +
@@ -480,8 +513,11 @@ ExtraFlag sweep_flag(const Tuning& tuning) {
 
 int run_tuned_lab(int argc, char** argv, const LabSpec& spec, const Tuning& tuning,
                   const std::function<void(Session&, Tuner&)>& body) {
-  if (std::none_of(spec.flags.begin(), spec.flags.end(), [](const ExtraFlag& f) { return f.name == "sweep"; }))
-    throw std::logic_error(spec.name + ": run_tuned_lab needs sweep_flag(tuning) among the LabSpec's flags");
+  if (std::none_of(spec.flags.begin(), spec.flags.end(), [](const ExtraFlag& f) { return f.name == "sweep"; })) {
+    LabSpec with_sweep = spec;
+    with_sweep.flags.push_back(sweep_flag(tuning));
+    return run_tuned_lab(argc, argv, with_sweep, tuning, body);
+  }
   try {
     const Parsed parsed = parse_args(spec, std::span<const char* const>(argv + 1, static_cast<std::size_t>(argc - 1)));
     if (parsed.action == Action::run) plan_sweep(tuning, parsed.options.text("sweep"), parsed.options.variants);

@@ -23,16 +23,11 @@
 #include "../01_vector_add/vector_add.cuh"  // the course's lab 01 kernel and CPU loop: the one_per_thread and cpu rows
 #include "kernels.hpp"
 
-// float4's launch parameters, for --sweep (lab 28 explains the sweep). The
-// hand-chosen launch: the kernel file's block, as many blocks as are resident.
-cudalabs::Tuning float4_tuning() {
-  return {{.variant = "float4",
-           .params = {cudalabs::block_tunable(lab02::vector_add_float4_block()), cudalabs::blocks_per_sm_tunable()},
-           .default_sweep = "block=64..1024 blocks_per_sm=0,1,2,4,8"}};
-}
-
 int main(int argc, char** argv) {
-  const cudalabs::Tuning tuning = float4_tuning();
+  // float4's launch is tunable: --sweep measures block × blocks_per_sm (lab 28
+  // explains the sweep); by hand, the kernel file's block and as many blocks as are resident.
+  const cudalabs::Tuning tuning = {cudalabs::grid_stride_tunable("float4", lab02::vector_add_float4_block(),
+                                                                 "block=64..1024 blocks_per_sm=0,1,2,4,8")};
   const cudalabs::LabSpec spec{
       .name = "02_timed_vector_add",
       .title = "vector add timed with CUDA events, as % of the copy bandwidth",
@@ -47,7 +42,6 @@ int main(int argc, char** argv) {
                    {"one_per_thread", "lab 01's kernel: one thread per element"},
                    {"grid_stride", "a grid the size of the GPU, threads stride through the array"},
                    {"float4", "grid_stride with 16-byte loads and stores"}},
-      .flags = {cudalabs::sweep_flag(tuning)},
   };
   return cudalabs::run_tuned_lab(argc, argv, spec, tuning, [](cudalabs::Session& s, cudalabs::Tuner& tuner) {
     for (const auto& point : s.points()) {
@@ -108,39 +102,17 @@ int main(int argc, char** argv) {
                    .resources = lab02::vector_add_grid_stride_resources()});
       }
 
-      // One point: the hand-chosen launch (the kernel file's own launcher), or,
-      // under --sweep, each point of the sweep.
-      if (s.selected("float4")) {
-        tuner.run("float4", point, [&](const cudalabs::TunePoint& t) {
-          const int block = static_cast<int>(t.at("block"));
-          const bool by_hand = t == tuner.hand_chosen("float4");
-          return cudalabs::TuneCase{
-              .shape = {.block_threads = block},
-              .resources = [block] { return lab02::vector_add_float4_resources(block); },
-              .measure = [&, t, block, by_hand](cudalabs::TuneRun how) -> const cudalabs::Record& {
-                const std::int64_t float4s = std::max<std::int64_t>(n / 4, 1);
-                const auto blocks = by_hand ? lab02::vector_add_float4_blocks(n)
-                                            : static_cast<unsigned>(cudalabs::grid_for(
-                                                  t.at("blocks_per_sm"), how.resources.blocks_per_sm,
-                                                  s.device().sm_count, cudalabs::ceil_div<std::int64_t>(float4s, block)));
-                if (tuner.sweeping("float4")) how.extra["grid"] = blocks;
-                return s.measure(
-                    {.variant = how.variant,
-                     .size = point,
-                     .work = work,
-                     .run =
-                         [&, blocks, block, by_hand](cudaStream_t st) {
-                           if (by_hand) lab02::vector_add_float4(d_a.data(), d_b.data(), d_c.data(), n, blocks, st);
-                           else lab02::vector_add_float4_shaped(d_a.data(), d_b.data(), d_c.data(), n, blocks, block, st);
-                         },
-                     .check = device_check,
-                     .poison = poison,
-                     .new_inputs = make_inputs,
-                     .resources = how.resources,
-                     .extra = std::move(how.extra)});
-              }};
-        });
-      }
+      if (s.selected("float4"))
+        tuner.run_grid_stride(
+            {.variant = "float4", .size = point, .work = work, .check = device_check, .poison = poison,
+             .new_inputs = make_inputs},
+            {.work_items = std::max<std::int64_t>(n / 4, 1),
+             .hand_blocks = [n] { return lab02::vector_add_float4_blocks(n); },
+             .resources = [](int block) { return lab02::vector_add_float4_resources(block); },
+             .launch = [&](const cudalabs::GridStrideLaunch& l, cudaStream_t st) {
+               if (l.hand_chosen) lab02::vector_add_float4(d_a.data(), d_b.data(), d_c.data(), n, l.blocks, st);
+               else lab02::vector_add_float4_shaped(d_a.data(), d_b.data(), d_c.data(), n, l.blocks, l.block, st);
+             }});
     }
   });
 }

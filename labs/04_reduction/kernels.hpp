@@ -3,7 +3,7 @@
 // the student's kernel file, reduction.cuh. kernels.cu defines it in a
 // translation unit of its own. The host driver that repeats a pass until one
 // value is left, the input, the checks and CUB are the course's
-// (reduction_driver.cuh), never the student's.
+// (labs/shared/reduction_driver.cuh), never the student's.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>

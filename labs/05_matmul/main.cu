@@ -17,7 +17,7 @@
 //                       (host clock; only up to 2^31 multiply-adds)
 //
 // The student's file is tiled_matmul.cuh (the kernel and its launcher), reached
-// only through kernels.hpp; matmul_lab.cuh is the course's harness.
+// only through kernels.hpp; labs/shared/matmul_lab.cuh is the course's harness.
 //
 // Run: make run LAB=05    (defaults: 1024³, the original's size, and 4096³)
 #include <algorithm>

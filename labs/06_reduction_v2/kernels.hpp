@@ -3,7 +3,7 @@
 // the student's kernel file, reduction_v2.cuh. kernels.cu defines it in a
 // translation unit of its own. The input, the checks, CUB and the driver that
 // repeats a pass until one value is left are the course's
-// (../04_reduction/reduction_driver.cuh).
+// (labs/shared/reduction_driver.cuh).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>

@@ -13,7 +13,7 @@
 // Run: make run LAB=06    (defaults: n = 2^20, 2^28; --inputs cancel sums +v/-v pairs among small values)
 #include <cudalabs/lab.hpp>
 
-#include "../04_reduction/reduction_driver.cuh"
+#include "reduction_driver.cuh"
 #include "kernels.hpp"
 
 int main(int argc, char** argv) {

@@ -29,7 +29,7 @@
 // The tree and two_loads rows: the course's kernels of labs 04 and 06, from the
 // course tree even when a submission of those labs is graded.
 #include "../04_reduction/reduction.cuh"
-#include "../04_reduction/reduction_driver.cuh"
+#include "reduction_driver.cuh"
 #include "../06_reduction_v2/reduction_v2.cuh"
 #include "kernels.hpp"
 

@@ -22,7 +22,7 @@
 #include <cudalabs/random.hpp>
 #include <cudalabs/reference.hpp>
 
-#include "../12_softmax/input_kinds.hpp"
+#include "input_kinds.hpp"
 #include "attention_sizes.hpp"
 #include "kernels.hpp"
 

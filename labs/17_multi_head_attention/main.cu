@@ -56,7 +56,7 @@
 #include <cudalabs/random.hpp>
 #include <cudalabs/reference.hpp>
 
-#include "../12_softmax/input_kinds.hpp"
+#include "input_kinds.hpp"
 #include "../13_attention_scores/attention_sizes.hpp"
 #include "../16_flash_attention/attention_shape.hpp"
 #include "kernels.hpp"

@@ -33,7 +33,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "../05_matmul/matmul_lab.cuh"
+#include "matmul_lab.cuh"
 #include "kernels.hpp"
 
 namespace {

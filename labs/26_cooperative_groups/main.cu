@@ -40,14 +40,14 @@
 #include <cudalabs/math.hpp>
 #include <cudalabs/random.hpp>
 
-#include "../04_reduction/reduction_driver.cuh"  // SumProblem, CUB, measure_sum
+#include "reduction_driver.cuh"  // SumProblem, CUB, measure_sum
 #include "../07_reduction_v3/reduction_v3.cuh"   // the two-launch reduction (the course's kernel)
 #include "kernels.hpp"
 
 namespace {
 
 // ---- CPU reference ------------------------------------------------------------
-// The sum's reference and checks are lab 04's SumProblem (reduction_driver.cuh):
+// The sum's reference and checks are the reduction labs' SumProblem (reduction_driver.cuh):
 // a double-precision CPU sum, checked with cudalabs::sum_tolerance.
 
 // An order-free fingerprint of a multiset of floats: the sum, mod 2^64, of a

@@ -1,7 +1,7 @@
 #pragma once
 // Lab 29's CPU side: the GGUF block formats on the host, the quantisers that
 // make the inputs, the double-precision reference of every kernel, and the
-// tolerances, each with its reason. Course code: main.cu includes it, never a
+// tolerances, each with its reason. Course code: the host program includes it, never a
 // kernel file.
 #include <cuda_fp16.h>
 

@@ -28,7 +28,7 @@
 // Checks, for every variant at every size: the whole of C against cuBLAS's C
 // of the same inputs in the same run, and rows of C (all of them up to
 // m·n·k = 2^31, else 64 drawn from the seed) against the CPU in double on
-// the inputs rounded to the input type first (lab 05's matmul_lab.cuh).
+// the inputs rounded to the input type first (labs/shared/matmul_lab.cuh).
 //
 // Run: make run LAB=30    (4096³, 8192³ and decode-like m = 16 … 128)
 //      build/labs/30_tensor_core_gemm/30_tensor_core_gemm --size 8192 --dtype bf16
@@ -45,7 +45,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "../05_matmul/matmul_lab.cuh"
+#include "matmul_lab.cuh"
 #include "kernels.hpp"
 
 namespace {

@@ -52,7 +52,7 @@
 #include <cudalabs/random.hpp>
 #include <cudalabs/reference.hpp>
 
-#include "../05_matmul/matmul_lab.cuh"  // the course's rows_to_check / reference_rows: cuBLAS checked on CPU rows
+#include "matmul_lab.cuh"  // the course's rows_to_check / reference_rows: cuBLAS checked on CPU rows
 #include "kernels.hpp"
 
 #if CUDALABS_HAVE_NCCL

@@ -317,6 +317,13 @@ class IncludeCheck(unittest.TestCase):
         self.assertEqual(self.problems('#include <cuda_runtime.h>\n#include "kernels.hpp"\n'
                                        '#include "../12_softmax/softmax.cuh"\n#include <cudalabs/math.hpp>\n'), [])
 
+    def test_the_shared_host_code_is_not_a_kernel_files(self):
+        # labs/shared/ (the course's host code several labs share) is on no kernel
+        # file's include path, and "../shared/..." is no lab folder: refused.
+        found = self.problems('#include "../shared/matmul_lab.cuh"\n')
+        self.assertTrue(found)
+        self.assertIn("climbs out", found[0])
+
     def test_paths_out_of_the_tree_are_refused(self):
         for line in ['#include "/etc/hostname"', '#  include </root/.ssh/id_rsa>', '#include "../../../etc/passwd"',
                      '#include "../12_softmax/../../x.h"', '#include_next "/etc/shadow"',

@@ -28,7 +28,9 @@ QUOTED = re.compile(r'^[<"]([^>"]*)[>"]')
 
 
 # The course's way to reach another lab's header: "../12_softmax/softmax.cuh",
-# one step up into a lab folder, then a file (labs 13, 16, 29 and 31 do).
+# one step up into a lab folder, then a file (labs 13, 16, 29 and 31 do). Only a
+# lab folder (NN_name): the course's shared host code, labs/shared/, is the
+# host program's, never a kernel file's ("../shared/..." is refused).
 OTHER_LAB = re.compile(r"^\.\./\d\d_[A-Za-z0-9_]+/[A-Za-z0-9_.-]+$")
 
 

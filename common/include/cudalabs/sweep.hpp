@@ -64,6 +64,11 @@ Tunable block_tunable(int hand_chosen);  // threads per block
 // value 0 means as many as are resident at once (the occupancy API). See grid_for.
 Tunable blocks_per_sm_tunable();
 
+// The common case, a grid-stride kernel: threads per block (the kernel file's
+// own, `hand_chosen_block`, by hand) and blocks per SM (as many as are resident,
+// by hand). Run it with Tuner::run_grid_stride.
+TunableVariant grid_stride_tunable(std::string variant, int hand_chosen_block, std::string default_sweep);
+
 // ---- the sweep text ----------------------------------------------------------------
 
 struct SweepAxis {
@@ -184,6 +189,21 @@ struct TuneCase {
   std::function<const Record&(TuneRun how)> measure;
 };
 
+// One size of a grid-stride variant declared with grid_stride_tunable, for
+// Tuner::run_grid_stride: what its grid strides over, the kernel file's own
+// grid, and the two launchers (the kernel file's own, or a shape from the sweep).
+struct GridStrideLaunch {
+  unsigned blocks = 0;
+  int block = 0;
+  bool hand_chosen = true;  // the kernel file's own launch: call its own launcher
+};
+struct GridStrideCase {
+  std::int64_t work_items = 0;  // what the threads stride over: the grid never has more blocks than fill it
+  std::function<unsigned()> hand_blocks;                // the kernel file's own grid; asked outside the timed runs
+  std::function<KernelResources(int block)> resources;  // the kernel at `block` threads per block
+  std::function<void(const GridStrideLaunch&, cudaStream_t)> launch;  // enqueue only, never synchronise
+};
+
 class Tuner {
  public:
   // `tuning` must outlive the Tuner. The sweep comes from --sweep (checked by run_tuned_lab).
@@ -201,6 +221,13 @@ class Tuner {
   std::optional<Record> run(const std::string& variant, const Point& size,
                             const std::function<TuneCase(const TunePoint&)>& make);
 
+  // run() for a grid-stride variant (grid_stride_tunable): `m` as for
+  // Session::measure without run and resources (variant, size, work, check,
+  // poison, new_inputs...). Each point launches `block` threads × grid_for(
+  // blocks_per_sm, ...) blocks, the hand-chosen one the kernel file's own grid;
+  // a swept record's extra names its grid.
+  std::optional<Record> run_grid_stride(const Measurement& m, const GridStrideCase& c);
+
  private:
   Session& session_;
   const Tuning& tuning_;
@@ -212,7 +239,8 @@ class Tuner {
 ExtraFlag sweep_flag(const Tuning& tuning);
 
 // run_lab, with the sweep text checked before the device is opened (a bad --sweep
-// exits 2 on any machine) and a Tuner for the body. `spec` must carry sweep_flag(tuning).
+// exits 2 on any machine) and a Tuner for the body. The lab's --sweep flag is
+// sweep_flag(tuning), added to `spec` when the lab does not list it itself.
 int run_tuned_lab(int argc, char** argv, const LabSpec& spec, const Tuning& tuning,
                   const std::function<void(Session&, Tuner&)>& body);
 

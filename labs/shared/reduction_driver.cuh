@@ -1,11 +1,17 @@
 #pragma once
-// The host side of the reduction labs (04, 06, 07), written once: the sizes,
+// The host side of the reduction labs (04, 06, 07, 26), written once: the sizes,
 // the input and its CPU reference at one size, the library baseline
 // (cub::DeviceReduce::Sum), and the driver that finishes a block-level
 // reduction on the GPU by launching it again over its own partial sums.
 // The course's file, never a student's: each lab's main.cu includes it, and it
 // reaches a student's kernels only through the lab's kernels.hpp (a pass
 // function and its elements per block).
+//
+// It lives in labs/shared/, the home of host code that several labs share: not
+// inside one lab's folder (a lab includes another lab's header only for its
+// kernels), and not in common/ (the library every lab links holds no one
+// family's harness). labs/meson.build puts the folder on every main.cu's
+// include path and on no kernel file's, so it is included by its plain name.
 //
 // Every variant leaves the whole sum as one float in device memory, so its time
 // compares with CUB's: nothing is finished on the host.

@@ -1,11 +1,17 @@
 #pragma once
-// The host side every matrix-multiply lab shares (05, 09, 10, 11, 18): random
+// The host side every matrix-multiply lab shares (05, 09, 10, 11, 18, 30, 32): random
 // inputs, cuBLAS SGEMM as the baseline measured first at each size, the checks,
 // and one measure() per variant. A lab supplies only its kernels, as a table of
 // MatmulVariant whose launch and resources call the lab's kernels.hpp.
 //
 // Course-owned, like main.cu: it includes no student kernel file, so a graded
 // submission never reaches the code that judges it (docs/lab-anatomy.md).
+//
+// It lives in labs/shared/, the home of host code that several labs share: not
+// inside one lab's folder (a lab includes another lab's header only for its
+// kernels), and not in common/ (the library every lab links holds no one
+// family's harness). labs/meson.build puts the folder on every main.cu's
+// include path and on no kernel file's, so it is included by its plain name.
 //
 // C[m×n] = A[m×k] · B[k×n], row-major, FP32 in and out (lab 09 also offers the
 // inputs in FP16). Sizes need not be multiples of any tile.

@@ -1,5 +1,5 @@
 #pragma once
-// The course's --inputs flag of labs 12-17: which generator makes the inputs.
+// The course's --inputs flag of labs 12-17, 29, 31: which generator makes the inputs.
 // The default inputs measure a kernel's speed and accuracy; the others expose
 // the numerical shortcuts a softmax can take (docs/lab-anatomy.md, "Inputs").
 // Each lab's meson.build runs them as edge tests, which the grader runs too, so
@@ -11,6 +11,12 @@
 //           one finite entry
 // Each lab says which kinds it accepts and exactly what it draws for them.
 // Course code: main.cu includes it, never a kernel file.
+//
+// It lives in labs/shared/, the home of host code that several labs share: not
+// inside one lab's folder (a lab includes another lab's header only for its
+// kernels), and not in common/ (the library every lab links holds no one
+// family's harness). labs/meson.build puts the folder on every main.cu's
+// include path and on no kernel file's, so it is included by its plain name.
 #include <cstdint>
 #include <cstdio>
 #include <functional>

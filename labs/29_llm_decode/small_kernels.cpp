@@ -1,0 +1,162 @@
+// Lab 29's small kernels, the launches between a layer's matvecs: residual add +
+// RMSNorm + int8 quantisation, RoPE, SwiGLU and argmax, each at batch 1 (as in
+// decoding: launch-bound) and at a batch of tokens (bandwidth-bound).
+#include "host_common.hpp"
+
+namespace lab29host {
+
+std::int64_t batch_tokens(const Settings& settings, double bytes_per_token) {
+  if (settings.tokens > 0) return settings.tokens;
+  if (settings.quick) return 7;
+  std::int64_t t = 1;
+  while (static_cast<double>(t) * bytes_per_token < 256.0 * (1 << 20)) t *= 2;
+  return t;
+}
+
+void measure_rmsnorm(cudalabs::Session& s, const Model& model, std::int64_t tokens) {
+  const int dim = model.hidden;
+  const auto n = static_cast<std::size_t>(tokens) * dim;
+  DeviceBuffer<float> d_x(n, "x"), d_delta(n, "delta"), d_h(n, "h"), d_g(static_cast<std::size_t>(dim), "g");
+  DeviceQuantVector d_out(n, "int8 output");
+  std::vector<double> h_exact, y_exact;
+  // x, delta from U[-1, 1), g from U[0.5, 1.5). h is float (the residual
+  // stream is), so the reference normalises the float sum.
+  auto new_inputs = [&](std::uint64_t seed) {
+    const auto x = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 1));
+    const auto delta = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 2));
+    const auto g = cudalabs::random_floats(static_cast<std::size_t>(dim), cudalabs::mix_seed(seed, 3), 0.5f, 1.5f);
+    std::vector<float> h(n);
+    h_exact.resize(n);
+    for (std::size_t i = 0; i < n; ++i) h[i] = x[i] + delta[i], h_exact[i] = static_cast<double>(x[i]) + delta[i];
+    y_exact = ref::rmsnorm(h, g, tokens, dim, model.norm_eps);
+    d_x.upload(x);
+    d_delta.upload(delta);
+    d_g.upload(g);
+  };
+  new_inputs(s.seed());
+  s.measure({.variant = "rmsnorm_quant",
+             .size = {{"tokens", tokens}, {"hidden", dim}},
+             // x, delta and g read; h, the int8 values and a scale and sum per 32 written.
+             .work = {.bytes = 13.25 * static_cast<double>(n) + 4.0 * dim},
+             .run =
+                 [&](cudaStream_t st) {
+                   lab29::add_rmsnorm_quant(d_x.data(), d_delta.data(), d_g.data(), d_h.data(), d_out.view(),
+                                            static_cast<int>(tokens), dim, model.norm_eps, st);
+                 },
+             // h = x + delta rounds once (half an ulp); the int8 values by check_quantized.
+             .check =
+                 [&] {
+                   return ref::with_failures(ref::check_quantized(d_out.download(), y_exact),
+                                             {ref::labelled(cudalabs::check_close(d_h.download(), h_exact,
+                                                                                  {.abs = 0, .rel = ref::eps32}),
+                                                            "h = x + delta")});
+                 },
+             .poison =
+                 [&](cudaStream_t st) {
+                   d_h.poison(st);
+                   d_out.poison(st);
+                 },
+             .new_inputs = new_inputs,
+             .resources = lab29::add_rmsnorm_quant_resources()});
+}
+
+void measure_rope(cudalabs::Session& s, const Model& model, std::int64_t tokens, int pos0) {
+  const int hd = model.head_dim;
+  const auto nq = static_cast<std::size_t>(tokens) * model.q_heads * hd;
+  const auto nk = static_cast<std::size_t>(tokens) * model.kv_heads * hd;
+  DeviceBuffer<float> d_q(nq, "q"), d_k(nk, "k"), d_q_out(nq, "rotated q"), d_k_out(nk, "rotated k");
+  const auto inv_freq = ref::rope_inv_freq(model.rope_base, hd);
+  DeviceBuffer<float> d_inv_freq(inv_freq, "rope frequencies");
+  std::vector<double> q_ref, k_ref;
+  cudalabs::Tolerance tol;
+  auto new_inputs = [&](std::uint64_t seed) {
+    const auto q = cudalabs::random_floats(nq, cudalabs::mix_seed(seed, 1));
+    const auto k = cudalabs::random_floats(nk, cudalabs::mix_seed(seed, 2));
+    q_ref = ref::rope(q, inv_freq, static_cast<int>(tokens), pos0, model.q_heads, hd);
+    k_ref = ref::rope(k, inv_freq, static_cast<int>(tokens), pos0, model.kv_heads, hd);
+    tol = ref::rope_tolerance(pos0 + static_cast<int>(tokens) - 1, std::max(max_abs(q), max_abs(k)));
+    d_q.upload(q);
+    d_k.upload(k);
+  };
+  new_inputs(s.seed());
+  s.measure({.variant = "rope",
+             .size = {{"tokens", tokens}, {"heads", model.q_heads + model.kv_heads}, {"head_dim", hd}},
+             .work = {.bytes = 8.0 * static_cast<double>(nq + nk)},  // q and k read and written
+             .run =
+                 [&](cudaStream_t st) {
+                   lab29::rope(d_q.data(), d_k.data(), d_q_out.data(), d_k_out.data(), d_inv_freq.data(),
+                               static_cast<int>(tokens), pos0, model.q_heads, model.kv_heads, hd, st);
+                 },
+             .check =
+                 [&] {
+                   return ref::with_failures(cudalabs::check_close(d_q_out.download(), q_ref, tol),
+                                             {ref::labelled(cudalabs::check_close(d_k_out.download(), k_ref, tol), "k")});
+                 },
+             .poison =
+                 [&](cudaStream_t st) {
+                   d_q_out.poison(st);
+                   d_k_out.poison(st);
+                 },
+             .new_inputs = new_inputs,
+             .resources = lab29::rope_resources()});
+}
+
+void measure_swiglu(cudalabs::Session& s, const Model& model, std::int64_t tokens) {
+  const auto n = static_cast<std::size_t>(tokens) * model.mlp;
+  DeviceBuffer<float> d_gate(n, "gate"), d_up(n, "up"), d_out(n, "out");
+  std::vector<double> expected;
+  // gate over [-6, 6): silu's whole bend, its near-zero tail and its linear part.
+  auto new_inputs = [&](std::uint64_t seed) {
+    const auto gate = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 1), -6.0f, 6.0f);
+    const auto up = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 2), -2.0f, 2.0f);
+    expected = ref::swiglu(gate, up);
+    d_gate.upload(gate);
+    d_up.upload(up);
+  };
+  new_inputs(s.seed());
+  s.measure({.variant = "swiglu",
+             .size = {{"tokens", tokens}, {"mlp", model.mlp}},
+             .work = {.bytes = 12.0 * static_cast<double>(n)},
+             .run = [&](cudaStream_t st) { lab29::swiglu(d_gate.data(), d_up.data(), d_out.data(), static_cast<std::int64_t>(n), st); },
+             .check = [&] { return cudalabs::check_close(d_out.download(), expected, ref::swiglu_tolerance); },
+             .poison = [&](cudaStream_t st) { d_out.poison(st); },
+             .new_inputs = new_inputs,
+             .resources = lab29::swiglu_resources()});
+}
+
+void measure_argmax(cudalabs::Session& s, const Model& model) {
+  const int n = model.vocab;
+  DeviceBuffer<float> d_logits(static_cast<std::size_t>(n), "logits");
+  DeviceBuffer<int> d_index(1, "argmax");
+  DeviceBuffer<std::byte> d_workspace(lab29::argmax_workspace_bytes(), "argmax workspace");
+  d_workspace.zero();
+  CUDALABS_CHECK(cudaDeviceSynchronize());
+  int expected = 0;
+  // Logits from U[-10, 10), and the maximum planted twice, at two places the
+  // seed picks: the answer is the first of them (a kernel that keeps the last
+  // maximum, or any one, fails).
+  auto new_inputs = [&](std::uint64_t seed) {
+    auto logits = cudalabs::random_floats(static_cast<std::size_t>(n), cudalabs::mix_seed(seed, 1), -10.0f, 10.0f);
+    const auto a = static_cast<int>(cudalabs::mix_seed(seed, 2) % static_cast<std::uint64_t>(n));
+    const auto b = static_cast<int>(cudalabs::mix_seed(seed, 3) % static_cast<std::uint64_t>(n));
+    logits[static_cast<std::size_t>(a)] = logits[static_cast<std::size_t>(b)] = 12.5f;
+    expected = ref::argmax(logits);
+    d_logits.upload(logits);
+  };
+  new_inputs(s.seed());
+  s.measure({.variant = "argmax",
+             .size = {{"vocab", n}},
+             .work = {.bytes = 4.0 * n + 4.0},
+             .run = [&](cudaStream_t st) { lab29::argmax(d_logits.data(), n, d_index.data(), d_workspace.data(), st); },
+             .check =
+                 [&] {
+                   const std::vector<float> got{static_cast<float>(d_index.download()[0])};
+                   const std::vector<double> want{static_cast<double>(expected)};
+                   return cudalabs::check_close(got, want, {.abs = 0, .rel = 0});
+                 },
+             .poison = [&](cudaStream_t st) { d_index.poison(st); },
+             .new_inputs = new_inputs,
+             .resources = lab29::argmax_resources()});
+}
+
+}  // namespace lab29host
