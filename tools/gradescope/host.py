@@ -106,7 +106,9 @@ def load_host_config(path):
     if "state" not in raw:
         raise ConfigError(f"{path}: no state = \"/var/lib/cudalabs-bridge\" (the folder of the queue's locks, "
                           f"the usage log and the daily counts)")
-    config = load_config(Path(raw.get("grading") or ROOT / "tools" / "grading.toml"), lab_names(ROOT))
+    # The labs' settings as tools/grade.py reads them (student_files); `grading` names where
+    # [bridge] is read, the course's tools/grading.toml unless the host says otherwise.
+    config = load_config(ROOT / "tools" / "grading.toml", lab_names(ROOT))
     assignments = {}
     for name, table in (raw.get("assignments") or {}).items():
         where = f"{path}: [assignments.{name}]"
