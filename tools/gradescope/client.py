@@ -184,6 +184,10 @@ def submit_in(args, tmp):
     source = Path(args.submission)
     if not source.is_dir():
         raise UsageError(f"--submission {source}: no such folder")
+    # A whole course tree (a GitHub Classroom repository, a GitHub upload to Gradescope):
+    # its labs/ folder only; tests/broken/ holds lab folders too, with broken kernels.
+    if any((source / "labs" / lab).is_dir() for lab in labs):
+        source = source / "labs"
     submission = tmp / "submission"
     submission.mkdir()
     found, extras = normalise(source, submission, labs, config)
