@@ -165,12 +165,6 @@ profile: configure
 #   HOST=gpu.example.edu ASSIGNMENT=lab02 LABS=02 [PORT=22] [SSH_USER=cudalabs] [ARCH=9.0] [TIMEOUT=2400]
 # The zip to upload as a Gradescope assignment's autograder: setup.sh, run_autograder,
 # the key, the host's key and the course. Each bad or missing input: a message, exit 2.
-KEY ?=
-KNOWN_HOSTS ?=
-HOST ?=
-PORT ?=
-SSH_USER ?=
-ASSIGNMENT ?=
 .PHONY: gradescope-autograder
 gradescope-autograder:
 	@test -n "$(OUT)" || { echo 'name the zip: make gradescope-autograder OUT=autograder.zip KEY=... KNOWN_HOSTS=... HOST=... ASSIGNMENT=... LABS=...'; exit 2; }

@@ -23,6 +23,7 @@ usage: test_bridge.py [--keep DIR]
 """
 import argparse
 import base64
+import fcntl
 import getpass
 import io
 import json
@@ -160,6 +161,9 @@ def checked_results(path, what):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    p.add_argument("--gpu", type=Path, metavar="BUILD",
+                   help="a GPU host for real: grade on this machine's GPUs, judged by the course build BUILD "
+                        "(lab 01 built); the correct submission must score 10/10")
     args = p.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))
     r = subprocess.run(["sh", str(ROOT / "tools" / "ensure_deps.sh"), "bridge"], capture_output=True, text=True)
@@ -171,13 +175,13 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True, exist_ok=True)
     try:
-        return run_cases(tmp)
+        return run_cases(tmp, args.gpu)
     finally:
         if tmp_obj:
             tmp_obj.cleanup()
 
 
-def run_cases(tmp):
+def run_cases(tmp, gpu_build=None):
     key_pub = keygen(tmp / "client_key")
     keygen(tmp / "wrong_key")  # the host never hears of it
     (tmp / "no-build").mkdir()
@@ -185,11 +189,11 @@ def run_cases(tmp):
     grading.write_text((ROOT / "tools" / "grading.toml").read_text() + "\n[bridge]\nmax_per_day = 1\nmax_files = 8\n")
     host_toml = tmp / "host.toml"
     host_toml.write_text(f"""state = "{tmp / 'state'}"
-build = "{tmp / 'no-build'}"
+build = "{gpu_build.resolve() if gpu_build else tmp / 'no-build'}"
 grading = "{grading}"
-gpus = []
+gpus = {'"auto"' if gpu_build else "[]"}
 arch = "9.0"
-queue_wait_s = 30
+queue_wait_s = 3
 [assignments.lab01]
 labs = ["01"]
 seed = {SEED}
@@ -233,8 +237,12 @@ seed = {SEED}
                f"correct: graded on the host for the student of submission_metadata.json ({bridge})")
         names = {t["name"]: t for t in answer["tests"]}
         test = names.get("01_vector_add: correctness", {})
-        expect(test.get("max_score") == 10 and "not run: no GPU" in test.get("output", ""),
-               f"correct: the lab's test, build-only on a host without GPU ({test})")
+        if gpu_build:
+            expect(test.get("score") == 10 and test.get("status") == "passed" and bridge.get("on") == "gpu0",
+                   f"correct: 10/10 on the host's first GPU ({test}, {bridge})")
+        else:
+            expect(test.get("max_score") == 10 and "not run: no GPU" in test.get("output", ""),
+                   f"correct: the lab's test, build-only on a host without GPU ({test})")
         expect(str(SEED) not in json.dumps(answer), "correct: the assignment's seed is not in the student's results")
         runs = sorted((tmp / "state" / "runs").glob("*/grade/results.json"))
         expect(len(runs) == 1 and f"seed {SEED}" in runs[0].read_text(),
@@ -242,10 +250,10 @@ seed = {SEED}
         lines = usage.read_text().splitlines() if usage.is_file() else []
         fields = lines[-1].split("\t") if lines else []
         expect(len(lines) == 1 and fields[1:3] == ["ada.lovelace@example.edu", "lab01"] and float(fields[3]) > 0
-               and fields[4] == "0/10 build-only", f"correct: one usage-log line: time, student, assignment, seconds, verdict ({lines})")
+               and fields[4] == ("10/10" if gpu_build else "0/10 build-only"), f"correct: one usage-log line: time, student, assignment, seconds, verdict ({lines})")
         gh = (tmp / "github_output").read_text() if (tmp / "github_output").is_file() else ""
         record = json.loads(base64.b64decode(gh.strip().split("=", 1)[1])) if gh.startswith("result=") else {}
-        expect(record.get("max_score") == 10 and record.get("tests", [{}])[0].get("name") == "01_vector_add: correctness",
+        expect(record.get("max_score") == 10 and record.get("status") == ("pass" if gpu_build else "fail") and record.get("tests", [{}])[0].get("name") == "01_vector_add: correctness",
                f"correct: GitHub Classroom's reporter record ({record})")
 
         # 2. It does not compile: the compile check answers, naming the lab; the host is not asked.
@@ -312,19 +320,37 @@ seed = {SEED}
         expect(r.returncode == 2 and b"only sends a submission" in r.stdout and b"uid=" not in r.stdout,
                f"a shell command: refused, not run ({r.returncode}): {r.stdout[:200]!r}")
         one = tar_of([("01_vector_add/vector_add.cuh", tarfile.REGTYPE, course_file.encode())])
-        r = subprocess.run(ssh + ["grade", "lab01", "x;touch", str(tmp / "pwned")], input=one, capture_output=True)
-        expect(r.returncode == 2 and b"student id" in r.stdout and not (tmp / "pwned").exists(),
-               f"a student id with ';': refused, nothing run ({r.returncode}): {r.stdout[:200]!r}")
+        for sid in ("x;id", "$(id)", "-rf"):
+            r = subprocess.run(ssh + ["grade", "lab01", sid], input=one, capture_output=True)
+            expect(r.returncode == 2 and b"student id" in r.stdout and b"uid=" not in r.stdout,
+                   f"student id {sid!r}: refused, nothing run ({r.returncode}): {r.stdout[:160]!r}")
         r = subprocess.run(ssh + ["-tt", "grade", "lab01", "ada"], input=b"", capture_output=True, timeout=60)
         expect(b"PTY allocation request failed" in r.stderr, f"a pty: denied ({r.stderr[:200]!r})")
         r = subprocess.run(ssh + ["grade", "lab01", "ada.lovelace@example.edu"], input=one, capture_output=True)
         said = json.loads(r.stdout or b"{}")
         expect(r.returncode == 2 and "limit per day" in said.get("output", ""),
                f"daily limit (max_per_day = 1 in [bridge]): the second grading refused: {said.get('output')}")
+        # 8. Busy: every GPU's lock held (here the one "cpu" slot) past queue_wait_s = 3, and past
+        # the autograder's own time limit; neither counts against the daily limit.
+        (tmp / "state" / "locks").mkdir(parents=True, exist_ok=True)
+        with open(tmp / "state" / "locks" / "cpu.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            r = subprocess.run(ssh + ["grade", "lab01", "bob"], input=one, capture_output=True, timeout=120)
+            said = json.loads(r.stdout or b"{}")
+            expect(r.returncode == 3 and "busy" in said.get("output", "") and not results.problems(said),
+                   f"busy host: 'busy' after queue_wait_s, exit 3 ({r.returncode}): {said.get('output')}")
+            r = subprocess.run([sys.executable, str(BRIDGE), "submit", "--submission", str(sub), "--student", "bob",
+                                "--results", str(tmp / "late.json"), "--key", str(tmp / "client_key"),
+                                "--no-compile-check", "--timeout", "1"] + base, capture_output=True, text=True)
+            answer = checked_results(tmp / "late.json", "no answer in time")
+            expect(r.returncode == 1 and "did not answer within 1 s" in answer["output"],
+                   f"no answer within the autograder's limit: a clear message ({r.returncode}): {answer['output'][:200]}")
+        daily = "".join(p.read_text() for p in (tmp / "state" / "daily").glob("*.tsv"))
+        expect("\tbob\t" not in daily, "busy host: the gradings that found no GPU are not counted")
         r = subprocess.run(ssh + ["grade", "lab99", "ada"], input=one, capture_output=True)
         expect(r.returncode == 2 and b"no assignment 'lab99'" in r.stdout, f"unknown assignment: refused ({r.stdout[:200]!r})")
 
-    # 8. The autograder zip.
+    # 9. The autograder zip.
     make = ["make", "--no-print-directory", "-C", str(ROOT), "gradescope-autograder", f"OUT={tmp / 'autograder.zip'}",
             "HOST=gpu.example.edu", f"KNOWN_HOSTS={tmp / 'known_hosts'}", "ASSIGNMENT=lab01", "LABS=01"]
     r = subprocess.run(make + [f"KEY={tmp / 'no_such_key'}"], capture_output=True, text=True)

@@ -49,8 +49,8 @@ def student_id(args):
     else:
         try:
             meta = json.loads(Path(args.metadata).read_text())
-            user = (meta.get("users") or [{}])[0]
-        except (OSError, ValueError, AttributeError) as e:
+            user = meta["users"][0]
+        except (OSError, ValueError, AttributeError, KeyError, IndexError, TypeError) as e:
             raise UsageError(f"--metadata {args.metadata}: cannot read Gradescope's submission metadata ({e}); "
                              f"or give --student ID") from None
         sid = user.get("email") or ""
@@ -133,7 +133,7 @@ def ask_host(cmd, student, data, timeout):
             why = "cannot be reached (down, or a wrong host name or port)"
         else:
             why = "could not be reached over SSH"
-        return results.message(f"The GPU host {where} {why}. ssh said: {err[-500:] or 'nothing'}. "
+        return results.message(f"The GPU host {where} {why}. ssh said: {err[-500:].rstrip('.') or 'nothing'}. "
                                f"Nothing was graded; submit again later."), False
     try:
         answer = results.normalised(json.loads(r.stdout.decode(errors="replace")))
@@ -198,8 +198,8 @@ def submit_in(args, tmp):
     if not args.no_compile_check:
         checked, built = compile_check(submission, found, args, tmp)
         if not built:
-            checked["output"] = ("Nothing compiled, so nothing was sent to the GPU host. " + "; ".join(
-                f"{lab}: {info['why']}" for lab, info in checked["extra_data"]["labs"].items()) + "\n\n" + checked["output"])
+            checked["output"] = "Nothing compiled, so nothing was sent to the GPU host.\n" + "\n".join(
+                f"{lab}: {info['why']}" for lab, info in checked["extra_data"]["labs"].items())
             return checked, False
     files = [f"{lab}/{name}" for lab in found for name in config[lab]["student_files"] if (submission / lab / name).is_file()]
     data = archive.pack(submission, files)

@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -175,9 +176,9 @@ def utc_now():
     return datetime.datetime.now(datetime.timezone.utc)
 
 
-def admit(state, student, assignment, max_per_day):
-    """Counts the student's gradings today (UTC) in STATE/daily/DATE.tsv and adds
-    this one, under a lock; Refused past max_per_day (0: no limit)."""
+def admit(state, student, assignment, max_per_day, record=True):
+    """Counts the student's gradings today (UTC) in STATE/daily/DATE.tsv and, with
+    `record`, adds this one, under a lock; Refused past max_per_day (0: no limit)."""
     now = utc_now()
     daily = state / "daily" / f"{now:%Y-%m-%d}.tsv"
     daily.parent.mkdir(parents=True, exist_ok=True)
@@ -188,7 +189,8 @@ def admit(state, student, assignment, max_per_day):
         if max_per_day and today >= max_per_day:
             raise Refused(f"{student} has had {today} gradings today (UTC), the limit per day (max_per_day in "
                           f"[bridge] of tools/grading.toml); the next one is possible after 00:00 UTC")
-        f.write(f"{now:%Y-%m-%dT%H:%M:%SZ}\t{student}\t{assignment}\n")
+        if record:
+            f.write(f"{now:%Y-%m-%dT%H:%M:%SZ}\t{student}\t{assignment}\n")
 
 
 class Slot:
@@ -299,7 +301,9 @@ def grade_request(host, config, command_line, stdin, say):
         files = archive.members(data, allowed, rules["max_files"], rules["max_unpacked_kib"] * 1024)
     except archive.ArchiveError as e:
         raise Refused(f"the submission archive is refused: {e}") from None
-    admit(host.state, student, assignment, rules["max_per_day"])
+    # Refused at once past the limit; counted when the grading starts (a grading that
+    # found every GPU busy, past queue_wait_s, does not count).
+    admit(host.state, student, assignment, rules["max_per_day"], record=False)
     runs = host.state / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     run_dir = Path(tempfile.mkdtemp(prefix=f"{utc_now():%Y%m%dT%H%M%SZ}-{assignment}-", dir=runs))
@@ -312,11 +316,17 @@ def grade_request(host, config, command_line, stdin, say):
     cmd = grade_command(host, labs, seed, submission, run_dir / "grade")
     start = time.monotonic()
     if host.slurm.get("enabled"):
+        admit(host.state, student, assignment, rules["max_per_day"])
         say(f"grading {', '.join(labs)} for {student} through Slurm (sbatch --wait)")
         r = run_slurm(host, cmd, run_dir)
         where = "Slurm"
     else:
         slot = Slot(host.state / "locks", [f"gpu{g}" for g in host.gpus] or ["cpu"], host.queue_wait_s, say)
+        try:
+            admit(host.state, student, assignment, rules["max_per_day"])
+        except Refused:
+            slot.release()
+            raise
         start = time.monotonic()  # GPU time: from the lock on
         say(f"grading {', '.join(labs)} for {student} on {slot.name}" + (" (build-only: no GPU here)" if host.build_only else ""))
         try:
@@ -352,6 +362,10 @@ def serve(config_path, command_line, stdin, stdout, stderr):
         answer, status = results.message(f"GPU host: refused: {e}"), 2
     except NotGraded as e:
         answer, status = results.message(f"GPU host: not graded: {e}"), 3
+    except Exception as e:  # a bug of the bridge: still one answer the autograder can show
+        traceback.print_exc(file=stderr)
+        answer, status = results.message(f"GPU host: not graded: the bridge failed ({type(e).__name__}: {e}); "
+                                         f"tell your instructor"), 3
     stdout.write(json.dumps(answer) + "\n")
     stdout.flush()
     return status
