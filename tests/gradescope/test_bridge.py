@@ -296,6 +296,18 @@ seed = {SEED}
             except archive.ArchiveError as e:
                 expect(not (tmp / "unpacked").exists(), f"archive with {what}: refused, nothing written ({e})")
 
+        # A link in the upload (to the autograder's own key): refused before anything reads it.
+        linked = tmp / "linked" / "01_vector_add"
+        linked.mkdir(parents=True)
+        (linked / "vector_add.cuh").symlink_to(tmp / "client_key")
+        r = subprocess.run([sys.executable, str(BRIDGE), "submit", "--submission", str(linked.parent), "--student", "eve",
+                            "--results", str(tmp / "linked.json"), "--key", str(tmp / "client_key")] + base,
+                           capture_output=True, text=True)
+        answer = checked_results(tmp / "linked.json", "symbolic link")
+        secret = (tmp / "client_key").read_text().splitlines()[1]
+        expect(r.returncode == 1 and "symbolic link" in answer["output"] and secret not in json.dumps(answer) + r.stdout,
+               f"a symbolic link in the upload: refused, the key not read ({r.returncode}): {answer['output'][:160]}")
+
         # 4. The host refuses the key; 5. the host is down; 6. no key at all.
         r, out = submit("refused_key", {"vector_add.cuh": course_file}, ["--no-compile-check"], key="wrong_key")
         answer = checked_results(out, "wrong key")

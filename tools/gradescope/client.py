@@ -188,6 +188,12 @@ def submit_in(args, tmp):
     # its labs/ folder only; tests/broken/ holds lab folders too, with broken kernels.
     if any((source / "labs" / lab).is_dir() for lab in labs):
         source = source / "labs"
+    # A link could point at anything this container can read (the autograder's key, for
+    # one) and the compiler would echo it into the results: only the files themselves.
+    links = sorted(str(p.relative_to(source)) for p in source.rglob("*") if p.is_symlink())
+    if links:
+        return results.message(f"The submission holds a symbolic link ({', '.join(links[:5])}): submit the files "
+                               f"themselves. Nothing was graded."), False
     submission = tmp / "submission"
     submission.mkdir()
     found, extras = normalise(source, submission, labs, config)
