@@ -162,7 +162,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--keep", type=Path, help="work in this folder and keep it")
     p.add_argument("--gpu", type=Path, metavar="BUILD",
-                   help="a GPU host for real: grade on this machine's GPUs, judged by the course build BUILD "
+                   help="a GPU host for real: grade on this machine's GPU 0, judged by the course build BUILD "
                         "(lab 01 built); the correct submission must score 10/10")
     args = p.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))
@@ -191,7 +191,7 @@ def run_cases(tmp, gpu_build=None):
     host_toml.write_text(f"""state = "{tmp / 'state'}"
 build = "{gpu_build.resolve() if gpu_build else tmp / 'no-build'}"
 grading = "{grading}"
-gpus = {'"auto"' if gpu_build else "[]"}
+gpus = {"[0]" if gpu_build else "[]"}
 arch = "9.0"
 queue_wait_s = 3
 [assignments.lab01]
@@ -345,7 +345,7 @@ seed = {SEED}
         # 8. Busy: every GPU's lock held (here the one "cpu" slot) past queue_wait_s = 3, and past
         # the autograder's own time limit; neither counts against the daily limit.
         (tmp / "state" / "locks").mkdir(parents=True, exist_ok=True)
-        with open(tmp / "state" / "locks" / "cpu.lock", "a") as lock:
+        with open(tmp / "state" / "locks" / ("gpu0.lock" if gpu_build else "cpu.lock"), "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             r = subprocess.run(ssh + ["grade", "lab01", "bob"], input=one, capture_output=True, timeout=120)
             said = json.loads(r.stdout or b"{}")
