@@ -11,6 +11,9 @@
 #   make clean                remove the build folder
 #   make starter OUT=dir      write the student's starter kit: the course with the exercises'
 #                             solutions replaced by stubs (tools/starter.py)
+#   make gradescope-autograder OUT=file.zip KEY=... KNOWN_HOSTS=... HOST=... ASSIGNMENT=... LABS=...
+#                             Gradescope's autograder: compiles, then grades on the GPU host
+#                             over SSH (tools/gradescope/, docs/instructor-guide.md)
 # Options: BUILD=dir (default build), ARCH=9.0 (build for one GPU architecture only).
 # Meson is the system's, or, where that is older than 1.0.1 (Ubuntu 22.04), Meson
 # 1.0.1 from PyPI in BUILD/.venv, made by tools/ensure_deps.sh: hence that bin/
@@ -162,3 +165,15 @@ profile: configure
 	  $(if $(KERNEL),--kernel='$(KERNEL)') $(foreach e,$(EXPECT),--expect=$(e)) \
 	  $(if $(COUNTERS),--counters='$(COUNTERS)') $(if $(SWEEP),--sweep='$(SWEEP)'); status=$$?; \
 	[ $$status -ne 77 ] || exit 0; exit $$status
+
+# ---- make gradescope-autograder (tools/gradescope/, docs/instructor-guide.md) ----------
+# make gradescope-autograder OUT=autograder.zip KEY=cudalabs_bridge KNOWN_HOSTS=known_hosts
+#   HOST=gpu.example.edu ASSIGNMENT=lab02 LABS=02 [PORT=22] [SSH_USER=cudalabs] [ARCH=9.0] [TIMEOUT=2400]
+# The zip to upload as a Gradescope assignment's autograder: setup.sh, run_autograder,
+# the key, the host's key and the course. Each bad or missing input: a message, exit 2.
+.PHONY: gradescope-autograder
+gradescope-autograder:
+	@test -n "$(OUT)" || { echo 'name the zip: make gradescope-autograder OUT=autograder.zip KEY=... KNOWN_HOSTS=... HOST=... ASSIGNMENT=... LABS=...'; exit 2; }
+	@python3 tools/gradescope/bridge.py package --out '$(OUT)' --key '$(KEY)' --known-hosts '$(KNOWN_HOSTS)' \
+	  --host '$(HOST)' --assignment '$(ASSIGNMENT)' --labs '$(LABS)' $(if $(PORT),--port $(PORT)) \
+	  $(if $(SSH_USER),--user '$(SSH_USER)') $(if $(ARCH),--arch $(ARCH)) $(if $(TIMEOUT),--timeout $(TIMEOUT))

@@ -12,6 +12,8 @@
 #                                 opens the HTML report and reads its screenshot)
 #   ensure_deps.sh slurm          munge, slurmctld, slurmd, slurm-client (make grade-class
 #                                 SLURM=1's test starts a one-node cluster of its own)
+#   ensure_deps.sh bridge         openssh-server and openssh-client (the Gradescope bridge,
+#                                 tools/gradescope/: its test starts an sshd of its own)
 # A distribution Meson older than 1.0.1 (Ubuntu 22.04 has 0.61) is left alone:
 # Meson 1.0.1 from PyPI goes into a virtual environment, BUILD/.venv (default
 # build/.venv), whose bin/ the Makefile puts first on PATH. The same happens,
@@ -88,6 +90,13 @@ case $need in slurm)
   have slurmctld || missing="$missing slurmctld"
   have slurmd || missing="$missing slurmd"
   have sbatch || missing="$missing slurm-client"
+esac
+case $need in bridge)
+  # Debian's package also enables the system's sshd; the test starts its own, on
+  # 127.0.0.1, with its own config and keys, and never uses the system's.
+  { have sshd || [ -x /usr/sbin/sshd ]; } || missing="$missing openssh-server"
+  have ssh || missing="$missing openssh-client"
+  have ssh-keygen || missing="$missing openssh-client"
 esac
 # shellcheck disable=SC2086  # $missing: one word per package
 [ -z "$missing" ] || apt_install $missing
