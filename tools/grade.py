@@ -794,7 +794,9 @@ def grade(args):
     build_errors, ignored, rejected = {}, {}, {}
     work_tmp = None
     # A submission's code is untrusted: sandboxed, and judged by the course's own build.
-    untrusted = Untrusted(sandboxed=args.sandbox, readable=[ROOT, course_build.resolve()]) if args.submission else None
+    # (A build-only grading needs no course build: none may exist yet.)
+    course_dirs = [course_build.resolve()] if course_build.is_dir() else []
+    untrusted = Untrusted(sandboxed=args.sandbox, readable=[ROOT, *course_dirs]) if args.submission else None
     if untrusted and not args.build_only:
         missing = [lab for lab in labs if not (course_build / "labs" / lab / lab).is_file()]
         if missing:

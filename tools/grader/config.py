@@ -62,10 +62,11 @@ def load_config(path, labs):
     defaults = {"correctness": 6, "performance": 4, "variant": "best", "metric": "auto",
                 "threshold": 0.5, "runs": {}, "timeout_s": 600, "student_files": [], "sanitize_args": [],
                 "exercise_variants": [], "draw": {}}
-    unknown_top = set(raw) - {"defaults", "labs", "host_link_labs"}  # host_link_labs: grader/benchlock.py
+    # host_link_labs: grader/benchlock.py; [bridge]: tools/gradescope (the GPU host's limits).
+    unknown_top = set(raw) - {"defaults", "labs", "host_link_labs", "bridge"}
     if unknown_top:
-        raise GradeError(f"{path}: unknown section(s) {sorted(unknown_top)}; expected [defaults], [labs.NAME] "
-                         "and host_link_labs")
+        raise GradeError(f"{path}: unknown section(s) {sorted(unknown_top)}; expected [defaults], [labs.NAME], "
+                         "host_link_labs and [bridge]")
     defaults.update(check_settings(path, "defaults", raw.get("defaults", {})))
     per_lab = raw.get("labs", {})
     stray = sorted(set(per_lab) - set(labs))

@@ -174,7 +174,9 @@ def with_class_data(gradescope, results):
     """results.json plus, in Gradescope's free-form extra_data, each lab's points and
     flags as data (tools/grade_class.py makes the class table from them), and in
     --build-only mode each built lab's tests, listed as not run."""
-    gradescope["tests"] += [{"name": f"{res.lab}: {name}", "score": 0, "max_score": res.cfg[name], "output": res.note}
+    # Gradescope knows only passed and failed: a test not run earns nothing, and says why.
+    gradescope["tests"] += [{"name": f"{res.lab}: {name}", "score": 0, "max_score": res.cfg[name], "status": "failed",
+                             "output": res.note}
                             for res in results if res.status == "built"
                             for name in ("correctness", "performance") if res.cfg[name] > 0]
     labs = {}
