@@ -15,6 +15,9 @@ from grader.config import ROOT, GradeError, edge_runs, lab_names, load_config  #
 
 
 def main(argv):
+    if argv[:1] in (["-h"], ["--help"]):
+        print(__doc__.strip())
+        return 0
     if len(argv) not in (1, 2) or argv[0].startswith("-"):
         print(__doc__.strip(), file=sys.stderr)
         return 2
