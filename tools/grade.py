@@ -56,7 +56,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from grader import audit, judge, sandbox, sources  # noqa: E402  (tools/grader/)
 from grader import benchlock, draws  # noqa: E402
 

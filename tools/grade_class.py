@@ -67,7 +67,6 @@ from dataclasses import asdict, dataclass, field
 from itertools import combinations
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import grade  # noqa: E402  (tools/grade.py: the course's labs, config, builds and runs)
 from grader import benchlock  # noqa: E402
 

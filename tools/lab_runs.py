@@ -10,7 +10,6 @@ Exit codes: 0 printed (nothing for a lab without runs), 2 a bad table or lab.
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from grader.config import ROOT, GradeError, edge_runs, lab_names, load_config  # noqa: E402
 
 

@@ -30,7 +30,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from grade import baseline_variants, size_product  # noqa: E402  (tools/grade.py)
 import tune  # noqa: E402  (tools/tune.py: lab 28's heat map)
 

@@ -42,7 +42,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tune import ROOT, build, find_lab  # noqa: E402  (lab names as make run reads them)
 from profiling import compare, nocounters  # noqa: E402
 from profiling import run as profiling_run  # noqa: E402

@@ -49,7 +49,6 @@ problem (each one named, file:line), 2 bad usage, 77 (--verify-run) no GPU.
 """
 import argparse
 import concurrent.futures
-import json
 import os
 import re
 import shutil
@@ -59,7 +58,6 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import grade  # noqa: E402  (tools/grade.py: the labs, tools/grading.toml, running programs)
 
 ROOT = Path(__file__).resolve().parent.parent
