@@ -5,16 +5,16 @@
     [text](path) and ![picture](path), outside fenced code — names a file or
     folder that exists. Web links and in-page anchors are not checked.
 (b) The course text (labs/, docs/, tools/, common/, README.md, results/h100/notes/)
-    names measurements by date and commit, never by the order of the work:
-    "session 12", "sessions 14, 15", "call 3", "s12-call4", "in this session"
-    fail. "session" as a code concept passes: cudalabs::Session, the session's
-    stream, DriverSession, start_new_session, bubblewrap's --new-session.
+    names measurements by date and commit, never by the numbered sittings or
+    device runs they were made in (ORGANISATION below lists the forms). The word
+    as a code concept passes: cudalabs::Session, DriverSession, Popen's
+    start_new_session, bubblewrap's --new-session.
 
   tests/test_course_text.py          # this checkout
   tests/test_course_text.py ROOT     # another tree: prints its problems, exit 1 if any
 
 The unit tests also run both checks on small trees with a broken link and a
-planted "session 12" line, so a check that stopped finding anything would fail."""
+planted line of each form, so a check that stopped finding anything would fail."""
 import re
 import sys
 import tempfile
@@ -25,9 +25,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SKIP_DIRS = {".git", "build", "subprojects", "__pycache__", "node_modules"}
 LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 FENCE = re.compile(r"^\s*(```|~~~)")
-# The work-organisation sense only: a session or call with its number, the run
-# folders' old names, "in this session". A number after "calls" that is a decimal
-# ("two calls 1.3 µs apart") is a measurement, not a call's name.
+# The work-organisation sense only: the word with a number, the run folders' old
+# names, "this ..." of the sitting. A decimal after the plural of "call" ("two
+# calls 1.3 µs apart") is a measurement, not a run's name.
 ORGANISATION = re.compile(
     r"\bsessions? \d+"
     r"|\bsession-\d+"

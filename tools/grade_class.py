@@ -29,7 +29,7 @@ Three steps:
      most --max-gpus of them). Lanes share the host: their correctness and
      sanitizer runs overlap freely, their benchmark runs take a host-wide lock
      (--bench-lock, tools/grader/benchlock.py) shared, and a lab that times the
-     host's links (grading.toml's host_link_labs: PCIe copies, host memory) takes
+     host's links (host_link = true in grading.toml: PCIe copies, host memory) takes
      it exclusive, so it is timed with no other benchmark running. With
      no GPU (or --no-gpu), grade.py --build-only: compile errors only, the GPU
      steps "not run: no GPU". With --slurm the same per-student step runs as one
@@ -870,13 +870,13 @@ def main(argv=None):
         return finish(plan, [Student(**s) for s in plan["students"]], load_course()[1], time.monotonic())
     try:
         labs, config = load_course()
-        host_links = benchlock.host_link_labs(ROOT / "tools" / "grading.toml", labs)
+        host_links = benchlock.host_link_labs(config)
         chosen = grade.select(labs, args.labs)
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         out = (args.out or Path(args.build) / "grade-class" / stamp).resolve()
         out.mkdir(parents=True, exist_ok=True)
         students = discover(args.submissions.resolve(), out, labs, config)
-    except (ClassError, grade.GradeError, benchlock.BenchLockError, zipfile.BadZipFile) as e:
+    except (ClassError, grade.GradeError, zipfile.BadZipFile) as e:
         print(f"grade-class: error: {e}", file=sys.stderr)
         return 2
     cpus = args.jobs or os.cpu_count() or 1

@@ -22,6 +22,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import grade_class  # noqa: E402
+import grade  # noqa: E402
 from grader import benchlock  # noqa: E402
 
 LABS, CONFIG = grade_class.load_course()
@@ -121,20 +122,21 @@ class Lock(unittest.TestCase):
 
 
 class Config(unittest.TestCase):
-    def test_the_courses_host_link_labs_are_labs(self):
-        listed = benchlock.host_link_labs(ROOT / "tools" / "grading.toml", LABS)
+    def test_the_courses_host_link_labs(self):
+        config = grade.load_config(ROOT / "tools" / "grading.toml", LABS)
+        listed = benchlock.host_link_labs(config)
         self.assertIn("08_streams", listed, "lab 08's pinned streams time the host's links")
-        self.assertTrue(set(listed) <= set(LABS))
+        self.assertNotIn("04_reduction", listed)
 
-    def test_a_name_that_is_no_lab_is_refused(self):
+    def test_host_link_must_be_true_or_false(self):
         with tempfile.TemporaryDirectory() as tmp:
             bad = Path(tmp) / "grading.toml"
-            bad.write_text('host_link_labs = ["08"]\n')
-            with self.assertRaisesRegex(benchlock.BenchLockError, "full folder name"):
-                benchlock.host_link_labs(bad, LABS)
-            bad.write_text('host_link_labs = "08_streams"\n')
-            with self.assertRaisesRegex(benchlock.BenchLockError, "list of lab names"):
-                benchlock.host_link_labs(bad, LABS)
+            bad.write_text('[labs.08_streams]\nhost_link = "yes"\n')
+            with self.assertRaisesRegex(grade.GradeError, "host_link.*true or false"):
+                grade.load_config(bad, LABS)
+            bad.write_text('host_link_labs = ["08_streams"]\n')
+            with self.assertRaisesRegex(grade.GradeError, "unknown section"):
+                grade.load_config(bad, LABS)
 
 
 class Lanes(unittest.TestCase):

@@ -3,7 +3,7 @@
 tools/grade_class.py grades one submission per GPU at once. Correctness and
 sanitizer runs of different lanes may overlap freely; benchmark runs may not
 always: a lab that times copies between the host and a GPU (PCIe, pinned host
-memory: grading.toml's host_link_labs) measures the host's links, which every lane
+memory: host_link = true in its grading.toml table) measures the host's links, which every lane
 shares. So every lane's benchmark takes one lock file *shared*, and a host-link
 lab's benchmark takes it *exclusive*: it waits until no other benchmark runs on
 the host, and none starts until it ends. A student's performance points then never
@@ -27,32 +27,14 @@ import os
 import time
 from pathlib import Path
 
-try:
-    import tomllib
-except ImportError:  # Python 3.10: the same parser as the tomli package
-    import tomli as tomllib
-
 ENV_LOCK = "CUDALABS_BENCH_LOCK"
 ENV_EXCLUSIVE = "CUDALABS_HOST_LINK_LABS"
-CONFIG_KEY = "host_link_labs"
 
 
-class BenchLockError(Exception):
-    """A grading.toml host_link_labs entry that names no lab: bad usage."""
-
-
-def host_link_labs(config_path, labs):
-    """grading.toml's top-level host_link_labs: full lab names, each a lab of the course."""
-    with open(config_path, "rb") as f:
-        listed = tomllib.load(f).get(CONFIG_KEY, [])
-    if not isinstance(listed, list) or not all(isinstance(x, str) for x in listed):
-        raise BenchLockError(f"{config_path}: {CONFIG_KEY} must be a list of lab names, e.g. "
-                             f'{CONFIG_KEY} = ["03_pcie_truth", "08_streams"]')
-    stray = [x for x in listed if x not in labs]
-    if stray:
-        raise BenchLockError(f"{config_path}: {CONFIG_KEY} names {stray[0]!r}, not a lab of labs/meson.build; "
-                             f"write the lab's full folder name (e.g. 08_streams)")
-    return listed
+def host_link_labs(config):
+    """The labs whose benchmark takes the lock exclusive: host_link = true in
+    their tools/grading.toml table (config: grader/config.py's load_config)."""
+    return [lab for lab, cfg in config.items() if cfg["host_link"]]
 
 
 def environment(lock_path, exclusive_labs):

@@ -21,7 +21,7 @@ from . import draws
 ROOT = Path(__file__).resolve().parent.parent.parent
 METRICS = ("auto", "vs_baseline", "pct_of_ceiling")
 SETTINGS = {"correctness", "performance", "variant", "metric", "threshold", "runs", "timeout_s",
-            "student_files", "sanitize_args", "exercise_variants", "draw"}
+            "student_files", "sanitize_args", "exercise_variants", "draw", "host_link"}
 SANITIZERS = ("memcheck", "racecheck", "synccheck", "initcheck")
 NOT_RUN = "not run: no GPU"  # --build-only: a lab that built, its GPU steps not run
 
@@ -61,12 +61,12 @@ def load_config(path, labs):
         raise GradeError(f"{path}: {e}") from None
     defaults = {"correctness": 6, "performance": 4, "variant": "best", "metric": "auto",
                 "threshold": 0.5, "runs": {}, "timeout_s": 600, "student_files": [], "sanitize_args": [],
-                "exercise_variants": [], "draw": {}}
-    # host_link_labs: grader/benchlock.py; [bridge]: tools/gradescope (the GPU host's limits).
-    unknown_top = set(raw) - {"defaults", "labs", "host_link_labs", "bridge"}
+                "exercise_variants": [], "draw": {}, "host_link": False}
+    # [bridge]: tools/gradescope (the GPU host's limits).
+    unknown_top = set(raw) - {"defaults", "labs", "bridge"}
     if unknown_top:
-        raise GradeError(f"{path}: unknown section(s) {sorted(unknown_top)}; expected [defaults], [labs.NAME], "
-                         "host_link_labs and [bridge]")
+        raise GradeError(f"{path}: unknown section(s) {sorted(unknown_top)}; expected [defaults], [labs.NAME] "
+                         "and [bridge]")
     defaults.update(check_settings(path, "defaults", raw.get("defaults", {})))
     per_lab = raw.get("labs", {})
     stray = sorted(set(per_lab) - set(labs))
@@ -104,6 +104,8 @@ def check_settings(path, where, table):
         elif key == "exercise_variants" and not (isinstance(value, list) and len(set(value)) == len(value) and all(
                 isinstance(v, str) and re.fullmatch(r"[a-z0-9_]+", v) for v in value)):
             bad = "must be a list of distinct variant names (as --list prints them), e.g. [\"shared\", \"warp_shuffle\"]"
+        elif key == "host_link" and not isinstance(value, bool):
+            bad = "must be true or false"
         elif key == "sanitize_args" and not (isinstance(value, list) and all(isinstance(a, str) for a in value)):
             bad = "must be one argument list, e.g. [\"--size\", \"100003\"]"
         elif key == "runs" and (where == "defaults" or not isinstance(value, dict) or not all(
