@@ -50,9 +50,11 @@ COURSE_BUILD = Path(sys.argv.pop(1)) if len(sys.argv) > 1 and not sys.argv[1].st
 
 # A kernel file as a student writes one: everything here is allowed.
 CLEAN = r"""
+#define _GLIBCXX_ASSERTIONS 1  // as some distributions' compilers do by default: indexing checks
 #include <cuda_runtime.h>
 #include <cmath>
 #include <stdexcept>
+#include <span>
 #include <string>
 #include <cudalabs/device.hpp>
 #include <cudalabs/error.hpp>
@@ -66,6 +68,9 @@ __global__ void scale_kernel(float* x, float a, long n) {
 
 namespace lab99 {
 const std::string& name() { static const std::string n = "scale, a kernel file of the audit's test"; return n; }
+
+// A checked index (GCC 13's libstdc++ reports a bad one through std::__glibcxx_assert_fail).
+float first_of(std::span<const float> s) { return s[0]; }
 
 void scale(float* x, float a, long n, cudaStream_t stream) {
   if (n < 0) throw std::runtime_error(name() + ": negative size " + std::to_string(n));
@@ -307,6 +312,15 @@ class Accepts(unittest.TestCase):
             self.assertEqual(report.imports.get(sym), family, f"{sym}: {report.imports.get(sym)}")
         self.assertIn("course_helpers", families)
         self.assertTrue(any(s.startswith("cudalabs::check_launch(") for s in report.imports), report.imports)
+
+    def test_standard_library_index_checks(self):
+        """GCC 13's libstdc++ with _GLIBCXX_ASSERTIONS (Ubuntu's default) reports a bad std::span
+        or std::vector index through an exported function; GCC 12 inlines the report. Either way
+        a kernel file that indexes a span is accepted, and the exported report is C++'s own."""
+        allow = audit.AllowList(audit.DEFAULT_ALLOW_FILE, LAB)
+        family, allowed = allow.judge("_ZSt21__glibcxx_assert_failPKciS0_S0_",
+                                      "std::__glibcxx_assert_fail(char const*, int, char const*, char const*)")
+        self.assertEqual((family.name, allowed), ("cxx_runtime", True))
 
     def test_student_archives_are_the_lab_static_libraries(self):
         self.assertEqual([p.name for p in audit.student_archives(TMP / "clean", LAB)], [f"lib{LAB}_kernels.a"])
