@@ -1,9 +1,8 @@
 #pragma once
 // The course's side of labs 16 and 17: the inputs, what each kernel's output
 // is compared with and how closely, the conversion of the inputs to 16 bits,
-// and which head dimensions each kernel accepts. It holds the course's lab 12
-// kernels (lab 15's cuBLAS pipeline): the programs include it inside a
-// namespace of their own (lab 15's main.cu says why).
+// and which head dimensions each kernel accepts, for labs 16, 17 and 31. Course
+// code in labs/shared/: main.cu includes it, never a kernel file.
 //
 // References. Small problems: cudalabs::ref::attention (double, on every CPU
 // core). Large ones (more than 2048²·128 multiply-adds per precision, e.g. one
@@ -36,8 +35,8 @@
 #include <cudalabs/random.hpp>
 #include <cudalabs/reference.hpp>
 
-#include "../15_attention_forward/attention_baseline.cuh"
-#include "attention_shape.hpp"
+#include "attention_baseline.cuh"
+#include "../16_flash_attention/attention_shape.hpp"
 
 // FP32 kernels. O is a softmax-weighted average of rows of V, so an error in
 // the weights moves O by at most (relative weight error) · 2·max|V|. The

@@ -1,7 +1,7 @@
 #pragma once
 // The inputs of the host-to-host vector add that labs 03 and 08 time: a and b
 // in pageable memory (std::vector) and the same values in pinned memory, with
-// their double-precision sum. The course's host code; lab 03 has no student file.
+// their double-precision sum. The course's host code (labs/shared/).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 #pragma once
 // A CUB device-wide call (DeviceHistogram, DeviceScan, ...) with its temporary
 // storage sized (the call with a null pointer) and allocated once, outside the
-// timed runs. Course code, shared by labs 24 and 25; it belongs in common/.
+// timed runs. Course code, shared by labs 24 and 25 (labs/shared/).
 //
 //   CubCall histogram([&](void* temp, std::size_t& temp_bytes, cudaStream_t stream) {
 //     return cub::DeviceHistogram::HistogramEven(temp, temp_bytes, ..., stream);

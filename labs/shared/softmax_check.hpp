@@ -1,7 +1,7 @@
 #pragma once
 // How closely lab 12 holds a softmax to the double reference
-// (cudalabs::ref::softmax_rows); lab 15 uses it for its softmax stage. Course
-// code: main.cu includes it, never a kernel file.
+// (cudalabs::ref::softmax_rows); labs 15 and 20 use it too. Course code in
+// labs/shared/: main.cu includes it, never a kernel file.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>

@@ -1,7 +1,7 @@
 #pragma once
 // The course's CPU reference for the Jacobi steps of lab 22 (and lab 23, which
 // runs the same 2D steps on managed and mapped memory), and the tolerance a
-// float32 iteration is held to. Host code only; could move to common/reference.hpp.
+// float32 iteration is held to. Host code only, shared by labs 22 and 23 (labs/shared/).
 #include <algorithm>
 #include <cstdint>
 #include <vector>

@@ -1,7 +1,9 @@
 #pragma once
 // Files embedded in the program at build time (embed.py writes their bytes as
 // arrays): device code for the driver to load from memory, never from a path
-// that could be missing or stale next to the executable.
+// that could be missing or stale next to the executable. Labs 19 and 20 embed
+// their device code or kernel source so; labs/shared/ is on both programs'
+// include paths, for the generated file too.
 #include <cstddef>
 #include <span>
 #include <string_view>

@@ -3,9 +3,9 @@
 // problems too large for the CPU: the unfused pass with its two products by
 // cuBLAS (FP32, no TF32) and the course's softmax (cuBLAS has none).
 //
-// Course code with the course's lab 12 kernels in it. A program whose kernel
-// translation unit compiles lab 12's file too includes this inside a namespace
-// of its own (lab 15's main.cu says why).
+// Course code, in labs/shared/ (host code several labs share): main.cu includes
+// it by its plain name. It runs the course's lab 12 softmax, whose kernels have
+// internal linkage, so they stay apart from a kernel library's copy of them.
 #include <cuda_runtime_api.h>
 
 #include <cmath>
