@@ -7,6 +7,7 @@
 #   make grade-class SUBMISSIONS=dir [SLURM=1]  grade every student's submission: class.csv,
 #                             report.html, similarity.csv (see below)
 #   make plots                draw the plots from the committed results/ (no GPU needed)
+#   make csv                  results/h100/records.csv from records.jsonl (made on demand, not tracked)
 #   make deps                 install the packages the course needs
 #   make clean                remove the build folder
 #   make starter OUT=dir      write the student's starter kit: the course with the exercises'
@@ -31,7 +32,7 @@ export PATH := $(abspath $(BUILD))/.venv/bin:$(PATH):/usr/local/cuda/bin
 
 MESON_OPTS := $(if $(ARCH),-Dgpu_arch=$(ARCH),)
 
-.PHONY: all build configure test run grade plots deps clean starter
+.PHONY: all build configure test run grade plots csv deps clean starter
 
 all: build
 
@@ -121,6 +122,11 @@ grade-class:
 plots:
 	@tools/ensure_deps.sh plots
 	python3 tools/make_plots.py $(if $(RECORDS),--records $(RECORDS))
+
+# make csv [RECORDS=results/h100/records.jsonl]: the records as one CSV table next to
+# them (records.csv). Made from records.jsonl on demand; git does not track it.
+csv:
+	python3 tools/records_to_csv.py $(or $(RECORDS),results/h100/records.jsonl)
 
 deps:
 	@tools/ensure_deps.sh all $(BUILD)

@@ -5,7 +5,7 @@ A lab's records in the run replace all earlier records of that lab (so every
 lab's rows come from one run of that lab, with the ceiling and the baseline it
 measured in that run); labs the run did not include keep their records.
 Also copies device.txt (appended under the run's date), the streams timeline,
-and remakes records.csv when tools/records_to_csv.py is there.
+and remakes records.csv (git does not track it: `make csv` makes it on demand).
 
 usage: update_results.py RUN_DIR [--gpu h100]
 """

@@ -35,7 +35,7 @@
 #include <cudalabs/lab.hpp>
 
 #include "../01_vector_add/vector_add.cuh"  // the course's lab 01 kernel: the kernel stage, the baselines, the pipeline's
-#include "../03_pcie_truth/round_trip_inputs.hpp"
+#include "round_trip_inputs.hpp"
 #include "kernels.hpp"
 
 using lab08::Chunk;

@@ -25,6 +25,11 @@
 #include <cudalabs/error.hpp>
 #include <cudalabs/math.hpp>
 
+// Internal linkage: another lab's host program compiles the course's copy of
+// this file next to a kernel library that compiles the student's, and the two
+// must never meet at link time (docs/lab-anatomy.md).
+namespace {
+
 // ---- block reductions with warp shuffles -------------------------------------
 
 struct MaxOp {
@@ -350,3 +355,5 @@ inline void softmax_rows_best(const float* x, float* y, std::int64_t rows, int c
   else
     softmax_online(x, y, rows, cols, stream);
 }
+
+}  // namespace

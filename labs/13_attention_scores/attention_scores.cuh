@@ -21,6 +21,11 @@
 // only the student's files are, finds it too (docs/lab-anatomy.md).
 #include "../13_attention_scores/attention_sizes.hpp"
 
+// Internal linkage: another lab's host program compiles the course's copy of
+// this file next to a kernel library that compiles the student's, and the two
+// must never meet at link time (docs/lab-anatomy.md).
+namespace {
+
 // ---- v1: tiled_kt, the original ------------------------------------------------
 
 inline constexpr int scores_tile = 16;
@@ -164,3 +169,5 @@ inline void scores_register_tiled(const float* q, const float* k, float* s, int 
   scores_register_tiled_kernel<<<grid, rt_threads, 0, stream>>>(q, k, s, seq, dim, attention_scale(dim));
   CUDALABS_CHECK_LAUNCH("scores_register_tiled_kernel");
 }
+
+}  // namespace

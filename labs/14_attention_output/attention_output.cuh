@@ -22,6 +22,11 @@
 
 #include "../13_attention_scores/attention_scores.cuh"  // outer_product_8x8
 
+// Internal linkage: another lab's host program compiles the course's copy of
+// this file next to a kernel library that compiles the student's, and the two
+// must never meet at link time (docs/lab-anatomy.md).
+namespace {
+
 // ---- v1: tiled, the original ---------------------------------------------------
 
 inline constexpr int output_tile = 16;
@@ -210,3 +215,5 @@ inline void output_split_k(const float* p, const float* v, float* o, int seq, in
   output_split_k_kernel<<<grid, ort_threads, 0, stream>>>(p, v, o, seq, dim, slice);
   CUDALABS_CHECK_LAUNCH("output_split_k_kernel");
 }
+
+}  // namespace

@@ -6,7 +6,7 @@
 
 #include <cudalabs/checker.hpp>
 
-#include "../12_softmax/softmax_check.hpp"
+#include "softmax_check.hpp"
 
 // Bytes the unfused pass moves through DRAM at the least: Q, K, V read and O
 // written once (4·seq·d floats) plus S and P each written once and read once

@@ -32,18 +32,15 @@
 
 #include "input_kinds.hpp"
 #include "../13_attention_scores/attention_sizes.hpp"
+// The baseline, with the course's lab 12 softmax in it. This program's kernel
+// library compiles lab 12's softmax.cuh too (the student's attention_forward.cuh
+// chains it): softmax.cuh gives its kernels and functions internal linkage, so
+// each translation unit keeps its own copy (a __global__ function is otherwise
+// a strong symbol that would not link twice, and an inline function of one
+// would silently replace the other's).
+#include "attention_baseline.cuh"
 #include "attention_check.hpp"
 #include "kernels.hpp"
-
-// The baseline, with the course's lab 12 softmax in it, in a namespace of its
-// own: this program's kernel library compiles lab 12's softmax.cuh too (the
-// student's attention_forward.cuh chains it), and two translation units that
-// define one kernel under one name do not link (a __global__ function is a
-// strong symbol), nor should an inline function of one silently replace the
-// other's. The headers it includes are included above, outside the namespace.
-namespace course {
-#include "attention_baseline.cuh"
-}  // namespace course
 
 namespace {
 
@@ -124,14 +121,14 @@ int main(int argc, char** argv) {
 
       // Both whole passes start from poisoned scratch: an unwritten element of S
       // or P would reach O as NaN.
-      course::prepare_attention_forward_cublas(blas, d_q.data(), d_k.data(), d_v.data(), d_s.data(), d_p.data(),
+      prepare_attention_forward_cublas(blas, d_q.data(), d_k.data(), d_v.data(), d_s.data(), d_p.data(),
                                                d_o.data(), n, d, s.stream());
       cudalabs::Measurement baseline{
           .variant = "cublas_pipeline",
           .size = point,
           .work = pass_work,
           .run = [&](cudaStream_t st) {
-            course::attention_forward_cublas(blas, d_q.data(), d_k.data(), d_v.data(), d_s.data(), d_p.data(),
+            attention_forward_cublas(blas, d_q.data(), d_k.data(), d_v.data(), d_s.data(), d_p.data(),
                                              d_o.data(), n, d, st);
           },
           .check = check_out,

@@ -15,6 +15,11 @@
 // this file in a submission's folder finds it too (docs/lab-anatomy.md).
 #include "../16_flash_attention/attention_shape.hpp"
 
+// Internal linkage: another lab's host program compiles the course's copy of
+// this file next to a kernel library that compiles the student's, and the two
+// must never meet at link time (docs/lab-anatomy.md).
+namespace {
+
 // softmax(x)_j = e^(x_j - m) / Σ e^(x_i - m) = 2^(y_j - m') / Σ 2^(y_i - m') with
 // y = x·log2(e). The kernels work in base 2: exp2f is one MUFU.EX2 instruction,
 // expf is EX2 plus a multiply. log2(e) is folded into the 1/sqrt(d) score scale,
@@ -50,3 +55,5 @@ struct KernelChoice {
   int threads;
   std::size_t smem_bytes;
 };
+
+}  // namespace

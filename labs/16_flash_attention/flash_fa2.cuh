@@ -81,6 +81,11 @@
 #include "flash_common.cuh"
 #include "mma_fragments.cuh"
 
+// Internal linkage: another lab's host program compiles the course's copy of
+// this file next to a kernel library that compiles the student's, and the two
+// must never meet at link time (docs/lab-anatomy.md).
+namespace {
+
 inline constexpr int fa2_warps = 4;
 inline constexpr int fa2_threads = 32 * fa2_warps;
 inline constexpr int fa2_row_tiles = 2;                            // 16-row MMA tiles per warp
@@ -459,3 +464,5 @@ void flash_fa2(const T* q, const T* k, const T* v, float* out, const AttentionSh
     flash_fa2_combine_kernel<128><<<blocks, 256, 0, stream>>>(plan.o.data(), plan.lse.data(), out, rows, plan.splits);
   CUDALABS_CHECK_LAUNCH("flash_fa2_combine_kernel");
 }
+
+}  // namespace

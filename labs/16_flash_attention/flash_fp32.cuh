@@ -48,6 +48,11 @@
 
 #include "flash_common.cuh"
 
+// Internal linkage: another lab's host program compiles the course's copy of
+// this file next to a kernel library that compiles the student's, and the two
+// must never meet at link time (docs/lab-anatomy.md).
+namespace {
+
 inline constexpr int fp32_tile_rows = 32;  // queries per block
 inline constexpr int fp32_tile_keys = 64;  // keys per tile
 inline constexpr int fp32_threads = 128;
@@ -389,3 +394,5 @@ inline void flash_fp32(const float* q, const float* k, const float* v, float* ou
   }
   CUDALABS_CHECK_LAUNCH("flash_fp32_kernel");
 }
+
+}  // namespace

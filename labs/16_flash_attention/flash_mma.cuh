@@ -43,6 +43,11 @@
 #include "flash_common.cuh"
 #include "mma_fragments.cuh"
 
+// Internal linkage: another lab's host program compiles the course's copy of
+// this file next to a kernel library that compiles the student's, and the two
+// must never meet at link time (docs/lab-anatomy.md).
+namespace {
+
 inline constexpr int mma_tile_rows = 64;  // queries per block: 4 warps × 16
 inline constexpr int mma_tile_keys = 64;  // keys per tile
 inline constexpr int mma_warps = 4;
@@ -218,3 +223,5 @@ void flash_mma(const T* q, const T* k, const T* v, float* out, const AttentionSh
   }
   CUDALABS_CHECK_LAUNCH("flash_mma_kernel");
 }
+
+}  // namespace

@@ -60,15 +60,11 @@
 #include "attention_shape.hpp"
 #include "kernels.hpp"
 
-// The course's lab 15 (the baseline) and checking code, with the kernels of
-// labs 12-14 in them, in a namespace of their own: this keeps their symbols
-// apart from anything of the same name in the kernel library (lab 15's main.cu
-// says why). The headers they include are included above, outside it.
-namespace course {
+// The course's lab 15 (the baseline; the kernels of labs 12-14 have internal
+// linkage, so nothing of the same name in the kernel library reaches them) and
+// the checks labs 16, 17 and 31 share (labs/shared/).
 #include "../15_attention_forward/attention_forward.cuh"
 #include "flash_check.cuh"
-}  // namespace course
-using namespace course;
 
 namespace {
 
@@ -244,7 +240,7 @@ int main(int argc, char** argv) {
                               .work = fp32_work,
                               .run =
                                   [&](cudaStream_t st) {
-                                    course::attention_forward_unfused(inputs.q.data(), inputs.k.data(), inputs.v.data(),
+                                    attention_forward_unfused(inputs.q.data(), inputs.k.data(), inputs.v.data(),
                                                                       scores.data(), weights.data(), out.data(),
                                                                       shape.seq, shape.dim, st);
                                   },
@@ -254,7 +250,7 @@ int main(int argc, char** argv) {
                               .ceiling = cudalabs::CeilingKind::baseline},
                              lab15_extra));
         if (s.selected("cublas_lab15")) {
-          course::prepare_attention_forward_cublas(blas, inputs.q.data(), inputs.k.data(), inputs.v.data(),
+          prepare_attention_forward_cublas(blas, inputs.q.data(), inputs.k.data(), inputs.v.data(),
                                                    scores.data(), weights.data(), out.data(), shape.seq, shape.dim,
                                                    s.stream());
           s.measure(with_extra({.variant = "cublas_lab15",
@@ -262,7 +258,7 @@ int main(int argc, char** argv) {
                                 .work = fp32_work,
                                 .run =
                                     [&](cudaStream_t st) {
-                                      course::attention_forward_cublas(blas, inputs.q.data(), inputs.k.data(),
+                                      attention_forward_cublas(blas, inputs.q.data(), inputs.k.data(),
                                                                        inputs.v.data(), scores.data(), weights.data(),
                                                                        out.data(), shape.seq, shape.dim, st);
                                     },

@@ -15,6 +15,11 @@
 
 #include <cudalabs/mma.cuh>
 
+// Internal linkage: another lab's host program compiles the course's copy of
+// this file next to a kernel library that compiles the student's, and the two
+// must never meet at link time (docs/lab-anatomy.md).
+namespace {
+
 namespace ptx = cudalabs::ptx;
 
 // Rows [first, first + ROWS) of a [seq][D] matrix of 16-bit elements into a
@@ -136,3 +141,5 @@ __device__ __forceinline__ float quad_sum(float x) {
   x += __shfl_xor_sync(0xffffffffu, x, 1);
   return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
+
+}  // namespace

@@ -61,20 +61,17 @@
 #include "../16_flash_attention/attention_shape.hpp"
 #include "kernels.hpp"
 
-// The course's labs 15 and 16 (baseline, single-head rows, references), in a
-// namespace of their own: this program's kernel library compiles lab 16's
-// kernel files too (multi_head.cuh includes them), and two translation units
-// that define one kernel or inline function under one name would be merged by
-// the linker (the course's flash_fp32_prepare<64> setting the shared-memory
-// limit of its own copy of the kernel only, say) or refused (lab 15's main.cu
-// says more). The headers they include are included above, outside it.
-namespace course {
+// The course's labs 15 and 16 (baseline, single-head rows) and the checks
+// labs 16, 17 and 31 share (labs/shared/). This program's kernel library
+// compiles lab 16's kernel files too (multi_head.cuh includes them): those
+// files give their kernels and functions internal linkage, so the linker never
+// merges the two copies (the course's flash_fp32_prepare<64> setting the
+// shared-memory limit of the student's copy of the kernel only, say) nor
+// refuses them (lab 15's main.cu says more).
 #include "../15_attention_forward/attention_forward.cuh"
-#include "../16_flash_attention/flash_check.cuh"
+#include "flash_check.cuh"
 #include "../16_flash_attention/flash_fp32.cuh"
 #include "../16_flash_attention/flash_mma.cuh"
-}  // namespace course
-using namespace course;
 
 namespace {
 
@@ -243,7 +240,7 @@ int main(int argc, char** argv) {
                               .run =
                                   [&](cudaStream_t st) {
                                     for (std::int64_t h = 0; h < heads; ++h)
-                                      course::attention_forward_unfused(
+                                      attention_forward_unfused(
                                           p.dq.data() + h * per_head, p.dk.data() + h * per_head,
                                           p.dv.data() + h * per_head, scores.data(), weights.data(),
                                           p.out.data() + h * per_head, shape.seq, shape.dim, st);
@@ -270,8 +267,8 @@ int main(int argc, char** argv) {
           SingleHead single(s.seed(), one, qk_factor, blas, s.stream());
           Problem& big = single.problem;
           Expected big_expected = attention_reference(one, big.q, big.k, big.v, single.pipeline);
-          course::Fp32Plan plan = course::flash_fp32_plan(one, s.stream());
-          const KernelChoice kc = course::flash_fp32_choice(one.dim);
+          Fp32Plan plan = flash_fp32_plan(one, s.stream());
+          const KernelChoice kc = flash_fp32_choice(one.dim);
           auto e = flash_extra(one);
           e["single_head_seq"] = one.seq;
           e["launches"] = 1;
@@ -283,7 +280,7 @@ int main(int argc, char** argv) {
                                     .work = {.bytes = attention_bytes(one, 4), .flops = attention_flops(one)},
                                     .run =
                                         [&](cudaStream_t st) {
-                                          course::flash_fp32(big.dq.data(), big.dk.data(), big.dv.data(),
+                                          flash_fp32(big.dq.data(), big.dk.data(), big.dv.data(),
                                                              big.out.data(), one, plan, st);
                                         },
                                     .check = [&] { return big_expected.check(big.out.download(), fp32_tol); },
@@ -352,7 +349,7 @@ int main(int argc, char** argv) {
           Narrow<__half> big16(static_cast<std::size_t>(one.elements()));
           auto refresh = [&] { big16.refresh(one, big.dq.data(), big.dk.data(), big.dv.data(), single.pipeline); };
           refresh();
-          const KernelChoice kc = course::flash_mma_choice<__half>(one.dim);
+          const KernelChoice kc = flash_mma_choice<__half>(one.dim);
           auto e = flash_extra(one);
           e["single_head_seq"] = one.seq;
           e["launches"] = 1;
@@ -362,7 +359,7 @@ int main(int argc, char** argv) {
                                     .work = {.bytes = attention_bytes(one, 2), .flops = attention_flops(one)},
                                     .run =
                                         [&](cudaStream_t st) {
-                                          course::flash_mma<__half>(big16.q.data(), big16.k.data(), big16.v.data(),
+                                          flash_mma<__half>(big16.q.data(), big16.k.data(), big16.v.data(),
                                                                     big.out.data(), one, st);
                                         },
                                     .check = [&] { return big16.expected.check(big.out.download(), fp16_tol); },

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes a C++ file that holds files as byte arrays, with a table of them
-(embedded.hpp declares it): the build's way to put device code (PTX, cubin,
+(labs/shared/embedded.hpp declares it): the build's way to put device code (PTX, cubin,
 fatbin) or kernel source text into the executable. Each array is 64-byte
 aligned (the driver reads fatbin and cubin headers in place) and followed by a
 NUL byte, so PTX and source text are also C strings; sizes exclude the NUL.

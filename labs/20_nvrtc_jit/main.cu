@@ -43,8 +43,8 @@
 #include <cudalabs/random.hpp>
 #include <cudalabs/reference.hpp>
 
-#include "../12_softmax/softmax_check.hpp"
-#include "../19_driver_api/embedded.hpp"
+#include "softmax_check.hpp"
+#include "embedded.hpp"
 #include "jit.hpp"
 #include "jit_cache.hpp"
 #include "kernels.hpp"

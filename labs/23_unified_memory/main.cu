@@ -42,7 +42,7 @@
 #include <cudalabs/random.hpp>
 #include <cudalabs/reference.hpp>
 
-#include "../22_stencil/jacobi_reference.hpp"
+#include "jacobi_reference.hpp"
 #include "kernels.hpp"
 #include "managed_memory.hpp"
 

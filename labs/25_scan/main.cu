@@ -37,7 +37,7 @@
 #include <cudalabs/random.hpp>
 #include <cudalabs/reference.hpp>
 
-#include "../24_histogram/cub_call.hpp"
+#include "cub_call.hpp"
 #include "kernels.hpp"
 
 namespace {

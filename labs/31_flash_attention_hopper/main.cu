@@ -51,7 +51,7 @@
 #include <cudalabs/lab.hpp>
 #include <cudalabs/math.hpp>
 #include <cudalabs/memory.hpp>
-#include <cudalabs/mma.cuh>  // lab 16's flash_fa2.cuh (in namespace course below) uses it
+#include <cudalabs/mma.cuh>  // lab 16's flash_fa2.cuh uses it
 #include <cudalabs/random.hpp>
 #include <cudalabs/reference.hpp>
 
@@ -60,14 +60,12 @@
 #include "../16_flash_attention/attention_shape.hpp"
 #include "kernels.hpp"
 
-// The course's labs 15 and 16 (references, the FA2 baseline) in a namespace of
-// their own, as in lab 17 (its main.cu says why).
-namespace course {
+// The course's labs 15 and 16 (references, the FA2 baseline), whose kernel
+// files have internal linkage, as in lab 17 (its main.cu says why), and the
+// checks labs 16, 17 and 31 share (labs/shared/).
 #include "../15_attention_forward/attention_forward.cuh"
-#include "../16_flash_attention/flash_check.cuh"
+#include "flash_check.cuh"
 #include "../16_flash_attention/flash_fa2.cuh"
-}  // namespace course
-using namespace course;
 
 namespace {
 
