@@ -12,8 +12,8 @@
 //   uniform_with         uniform values and one chosen value at one index: a
 //                        +Inf at the end of a sum, a NaN somewhere in it (04, 06,
 //                        07, 26)
-//   nonpositive_floats   values in [-1, 0], an eighth of them ±0: nothing is
-//                        positive (26's select_positive keeps none)
+//   nonpositive_floats   multiples of 1/8 in [-1, 0], a ninth of them ±0:
+//                        nothing is positive (26's select_positive keeps none)
 //   out_of_range_floats  samples for a half-open range [lo, hi): most inside it
 //                        on its 2^24-step grid, its two edges, and a quarter
 //                        outside: hi itself, just past either end, ±Inf, NaN,
@@ -96,14 +96,16 @@ inline std::vector<float> uniform_with(std::size_t n, std::uint64_t seed, float 
   return x;
 }
 
-// n values in [-1, 0]: uniform in [-1, 0), and an eighth of them (drawn) +0 or
-// -0. None is positive: a selection of x > 0 keeps nothing, and a kernel that
-// tests x >= 0, or the sign bit alone, keeps something.
-inline std::vector<float> nonpositive_floats(std::size_t n, std::uint64_t seed) {
-  std::vector<float> x = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 1), -1.0f, 0.0f);
-  const auto zero = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 2), 0.0f, 1.0f);
-  for (std::size_t i = 0; i < n; ++i)
-    if (zero[i] < 0.125f) x[i] = zero[i] < 0.0625f ? 0.0f : -0.0f;
+// n values k·step, k in -steps..0 (drawn), the zeros half +0 and half -0.
+// None is positive: a selection of x > 0 keeps nothing, and a kernel that tests
+// x >= 0, or the sign bit alone, keeps something. On a grid, so a sum of them
+// is exact in float, in any order, while below 2^24·step in magnitude (every
+// partial sum of values of one sign is below the whole): with the defaults,
+// multiples of 1/8 in [-1, 0], up to n = 2^22.
+inline std::vector<float> nonpositive_floats(std::size_t n, std::uint64_t seed, int steps = 8, float step = 0.125f) {
+  std::vector<float> x = cudalabs::random_small_ints(n, cudalabs::mix_seed(seed, 1), -steps, 0);
+  const auto sign = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 2), 0.0f, 1.0f);
+  for (std::size_t i = 0; i < n; ++i) x[i] = x[i] == 0.0f ? (sign[i] < 0.5f ? 0.0f : -0.0f) : x[i] * step;
   return x;
 }
 
