@@ -138,8 +138,8 @@ inline std::vector<float> cancelling_floats(std::int64_t n, std::uint64_t seed) 
 // seed: the sum is NaN (any NaN but the poison's bits, check_close_ieee), so a
 // kernel that loses or skips that element, or starts a block from its second
 // element, fails. --inputs nonpositive (value_kinds::nonpositive_floats):
-// multiples of 1/8 in [-1, 0], some ±0: exact in any order up to n = 2^22 (the
-// uniform tolerance holds beyond), and nothing for lab 26's select_positive to
+// multiples of 1/8 in [-1, 0], some ±0: exact in any order while the sum stays
+// below 2^21, about n = 2^22 (the uniform tolerance holds beyond), and nothing for lab 26's select_positive to
 // keep, where a test of x >= 0 or of the sign bit keeps the zeros.
 //
 // The input starts `offset` floats into its buffer (lab 07's --offset, to test
