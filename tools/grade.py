@@ -584,10 +584,11 @@ def take_student_files(folder, cfg, dest):
                    if f.is_file() and "__pycache__" not in f.parts and not f.name.startswith("."))
     ignored = [f for f in given if f not in wanted]
     if not wanted:
-        # Labs 03 and 19: nothing of the student's can be built into them, so the
-        # course's own build of the lab is checked (grading.toml says why), as when
-        # the course tree is graded. A "does not build" here zeroed them in every
-        # submission (a starter kit graded on the H100, git 20c1eb4).
+        # A lab with no student files (none today: each lab has some) would have
+        # nothing of the student's built into it, so the course's own build of it
+        # is checked, as when the course tree is graded. A "does not build" here
+        # zeroed such labs in every submission (a starter kit graded on the H100,
+        # git 20c1eb4).
         return None, ignored
     missing = [f for f in wanted if f not in given]
     if missing:
@@ -834,8 +835,8 @@ def grade(args):
         print(f"  {lab:<28} {verdict}", flush=True)
 
     def graded_build(lab):
-        # A lab without student files (19_driver_api) has nothing of the
-        # submission in it: the course's own build runs it, trusted and unjudged.
+        # A lab without student files would have nothing of the submission in
+        # it: the course's own build runs it, trusted and unjudged.
         return course_build if untrusted and not config[lab]["student_files"] else build
 
     def prog_of(lab):

@@ -1,7 +1,9 @@
 #include "cudalabs/checker.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <mutex>
 #include <vector>
@@ -21,13 +23,32 @@ struct Tally {
   std::vector<BadElement> first_bad;
 };
 
+// The bits cudaMemset(0xFF) leaves in a poisoned float (DeviceBuffer::poison).
+constexpr std::uint32_t poison_bits = 0xFFFFFFFFu;
+
+// check_close_ieee's rule for a non-finite reference: the same infinity, or a
+// NaN that is not the poison.
+bool same_special(float got, double expected) {
+  if (std::isnan(expected)) return std::isnan(got) && std::bit_cast<std::uint32_t>(got) != poison_bits;
+  return static_cast<double>(got) == expected;
+}
+
 template <typename Expected>
 Tally tally(std::span<const float> got, std::span<const Expected> expected, Tolerance tol, std::size_t begin,
-            std::size_t end) {
+            std::size_t end, bool specials = false) {
   Tally t;
   t.begin = begin;
   for (std::size_t i = begin; i < end; ++i) {
     double g = got[i], e = static_cast<double>(expected[i]);
+    if (specials && !std::isfinite(e)) {
+      if (!same_special(got[i], e)) {
+        ++t.bad;
+        t.max_abs_err = INFINITY;
+        t.diff2 = INFINITY;
+        if (t.first_bad.size() < max_reported) t.first_bad.push_back({i, g, e});
+      }
+      continue;  // a matching special adds no error and no reference norm
+    }
     double err = std::fabs(g - e);
     bool ok = std::isfinite(g) && err <= tol.abs + tol.rel * std::fabs(e);
     if (std::isfinite(g)) {
@@ -50,7 +71,8 @@ Tally tally(std::span<const float> got, std::span<const Expected> expected, Tole
 // core: one core needs about a second per 2^28 elements, and a run checks
 // each output several times.
 template <typename Expected>
-CheckResult compare(std::span<const float> got, std::span<const Expected> expected, Tolerance tol) {
+CheckResult compare(std::span<const float> got, std::span<const Expected> expected, Tolerance tol,
+                    bool specials = false) {
   CheckResult r;
   r.tolerance = tol;
   r.count = got.size();
@@ -62,7 +84,7 @@ CheckResult compare(std::span<const float> got, std::span<const Expected> expect
   std::mutex mutex;
   std::vector<Tally> tallies;
   ref::parallel_for(got.size(), [&](std::size_t begin, std::size_t end) {
-    Tally t = tally(got, expected, tol, begin, end);
+    Tally t = tally(got, expected, tol, begin, end, specials);
     std::lock_guard<std::mutex> lock(mutex);
     tallies.push_back(std::move(t));
   }, std::size_t{1} << 20);
@@ -93,11 +115,12 @@ CheckResult missing_output(std::size_t count, const std::string& why) {
 
 namespace {
 template <typename Expected>
-CheckResult observed_compare(std::span<const float> got, std::span<const Expected> expected, Tolerance tol) {
+CheckResult observed_compare(std::span<const float> got, std::span<const Expected> expected, Tolerance tol,
+                             bool specials = false) {
   std::vector<float> judged;
   const Observed<float> observed = observe(got, judged);
   if (!observed.missing.empty()) return missing_output(expected.size(), observed.missing);
-  return compare(observed.data, expected, tol);
+  return compare(observed.data, expected, tol, specials);
 }
 }  // namespace
 
@@ -106,6 +129,22 @@ CheckResult check_close(std::span<const float> got, std::span<const double> expe
 }
 CheckResult check_close(std::span<const float> got, std::span<const float> expected, Tolerance tol) {
   return observed_compare(got, expected, tol);
+}
+
+CheckResult check_close_ieee(std::span<const float> got, std::span<const double> expected, Tolerance tol) {
+  return observed_compare(got, expected, tol, /*specials=*/true);
+}
+
+CheckResult check_bits(std::span<const float> got, std::span<const float> expected) {
+  const auto bits = [](std::span<const float> v) {
+    std::vector<std::uint32_t> out(v.size());
+    std::transform(v.begin(), v.end(), out.begin(), [](float x) { return std::bit_cast<std::uint32_t>(x); });
+    return out;
+  };
+  const std::vector<std::uint32_t> got_bits = bits(got), expected_bits = bits(expected);
+  CheckResult r = check_exact<std::uint32_t, std::uint32_t>(got_bits, expected_bits);
+  if (!r.passed && r.note.empty()) r.note = "bit patterns differ (a copy must move every float's bits unchanged)";
+  return r;
 }
 
 CheckResult both(CheckResult a, const CheckResult& b) {

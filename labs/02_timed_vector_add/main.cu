@@ -11,9 +11,17 @@
 //   grid_stride      a grid the size of the GPU, threads stride through the array
 //   float4           grid_stride with 16-byte loads and stores
 //
+// Inputs (--inputs): uniform values in [-100, 100), or specials: a quarter of
+// them ±Inf, NaNs, ±0, subnormals, ±FLT_MAX (labs/shared/value_kinds.hpp), where
+// c = a + b is still defined: NaN in, NaN out; Inf + -Inf = NaN; FLT_MAX +
+// FLT_MAX = +Inf; subnormals added exactly. A kernel that computes anything but
+// one float addition per element (a sum in half precision, (a + b) scaled and
+// unscaled, a select that skips zeros) fails there.
+//
 // Run: make run LAB=02    (defaults: n = 2^20, 2^24, 2^28)
 //      make tune LAB=02    (float4 over threads per block x blocks per SM, at n = 2^28)
 #include <algorithm>
+#include <cmath>
 
 #include <cudalabs/lab.hpp>
 #include <cudalabs/random.hpp>
@@ -22,6 +30,7 @@
 
 #include "../01_vector_add/vector_add.cuh"  // the course's lab 01 kernel and CPU loop: the one_per_thread and cpu rows
 #include "kernels.hpp"
+#include "value_kinds.hpp"
 
 int main(int argc, char** argv) {
   // float4's launch is tunable: --sweep measures block × blocks_per_sm (lab 28
@@ -42,8 +51,15 @@ int main(int argc, char** argv) {
                    {"one_per_thread", "lab 01's kernel: one thread per element"},
                    {"grid_stride", "a grid the size of the GPU, threads stride through the array"},
                    {"float4", "grid_stride with 16-byte loads and stores"}},
+      .flags = {{.name = "inputs",
+                 .help = "uniform: a, b in [-100, 100); specials: a quarter of them ±Inf, NaN, ±0, subnormals, "
+                         "±FLT_MAX (sums that overflow), the rest uniform",
+                 .kind = cudalabs::ExtraFlag::Kind::text,
+                 .default_value = "uniform",
+                 .choices = {"uniform", "specials"}}},
   };
   return cudalabs::run_tuned_lab(argc, argv, spec, tuning, [](cudalabs::Session& s, cudalabs::Tuner& tuner) {
+    const bool specials = s.options().text("inputs") == "specials";
     for (const auto& point : s.points()) {
       const std::int64_t n = point.at("n");
       cudalabs::DeviceBuffer<float> d_a(n, "a"), d_b(n, "b"), d_c(n, "c");
@@ -51,10 +67,19 @@ int main(int argc, char** argv) {
       std::vector<double> expected;
       // Inputs from a seed, on the host (the cpu row) and uploaded, and their
       // reference: once now, and again with a fresh seed for the harness's last check.
+      // The reference is the double sum rounded to float: exactly what one float
+      // addition gives (double holds the sum of two floats to well past the
+      // rounding), overflow to ±Inf included; NaN where IEEE says NaN.
       auto make_inputs = [&](std::uint64_t seed) {
-        a = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 1), -100.0f, 100.0f);
-        b = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 2), -100.0f, 100.0f);
+        if (specials) {
+          a = value_kinds::with_specials(n, cudalabs::mix_seed(seed, 1), -100.0f, 100.0f);
+          b = value_kinds::with_specials(n, cudalabs::mix_seed(seed, 2), -100.0f, 100.0f);
+        } else {
+          a = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 1), -100.0f, 100.0f);
+          b = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 2), -100.0f, 100.0f);
+        }
         expected = cudalabs::ref::vector_add(a, b);
+        for (double& e : expected) e = static_cast<float>(e);
         d_a.upload(a);
         d_b.upload(b);
       };
@@ -69,7 +94,7 @@ int main(int argc, char** argv) {
                    .size = point,
                    .work = work,
                    .run = [&](cudaStream_t) { vector_add_cpu(a.data(), b.data(), c.data(), n); },
-                   .check = [&] { return cudalabs::check_close(c, expected, tol); },
+                   .check = [&] { return cudalabs::check_close_ieee(c, expected, tol); },
                    .poison = [&](cudaStream_t) { std::fill(c.begin(), c.end(), NAN); },
                    .new_inputs = make_inputs,
                    .expect = cudalabs::Expect::host,
@@ -77,7 +102,7 @@ int main(int argc, char** argv) {
                    .clock = cudalabs::Clock::host});
       }
 
-      auto device_check = [&] { return cudalabs::check_close(d_c.download(), expected, tol); };
+      auto device_check = [&] { return cudalabs::check_close_ieee(d_c.download(), expected, tol); };
       auto poison = [&](cudaStream_t st) { d_c.poison(st); };
 
       if (s.selected("one_per_thread"))

@@ -16,10 +16,17 @@
 //   four_per_thread  padded tile, 32×8 threads, four elements per thread         transpose_four_per_thread.cuh
 //   float4           64×32 padded tile, 16-byte global loads and stores          transpose_float4.cuh
 //
+// A transpose copies bits, so it is checked bit for bit (check_bits), and
+// --inputs specials fills a quarter of the matrix with NaNs carrying payloads,
+// -0.0, subnormals, ±Inf and ±FLT_MAX (labs/shared/value_kinds.hpp): a kernel
+// that moves values through arithmetic (x * 1.0f, x + 0.0f), through half
+// precision, or with a flush to zero fails, where random values let it pass.
+//
 // Run: make run LAB=21     (4096², 8191×8193, 8192²)
 //      build/labs/21_transpose/21_transpose --rows 1000 --cols 7 --variant padded_tile
 //      make tune LAB=21    (float4 with at most 1..8 blocks resident per SM, at 8192²)
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -31,6 +38,7 @@
 #include <cudalabs/sweep.hpp>
 
 #include "kernels.hpp"
+#include "value_kinds.hpp"
 
 namespace {
 
@@ -113,10 +121,17 @@ int main(int argc, char** argv) {
                    {"padded_tile", "32×33 shared tile: one float of padding per row, no bank conflicts"},
                    {"four_per_thread", "padded tile, 32×8 threads, four elements per thread"},
                    {"float4", "64×32 padded tile, 16-byte global loads and stores (scalar where rows or cols % 4 != 0)"}},
-      .flags = {cudalabs::sweep_flag(tuning)},
+      .flags = {cudalabs::sweep_flag(tuning),
+                {.name = "inputs",
+                 .help = "random: floats in [-1, 1); specials: a quarter of them NaNs with payloads, -0.0, "
+                         "subnormals, ±Inf, ±FLT_MAX, the rest random (every bit must arrive)",
+                 .kind = cudalabs::ExtraFlag::Kind::text,
+                 .default_value = "random",
+                 .choices = {"random", "specials"}}},
   };
   return cudalabs::run_tuned_lab(argc, argv, spec, tuning, [](cudalabs::Session& s, cudalabs::Tuner& tuner) {
     const cudalabs::Cublas cublas;
+    const bool specials = s.options().text("inputs") == "specials";
     for (const auto& point : s.points()) {
       const std::int64_t rows = point.at("rows"), cols = point.at("cols");
       const std::int64_t n = rows * cols;
@@ -130,14 +145,25 @@ int main(int argc, char** argv) {
       // with a fresh seed for the harness's last check. Random floats in
       // [-1, 1): all distinct in practice, so an element from the wrong place shows.
       auto make_inputs = [&](std::uint64_t seed) {
-        const auto in = cudalabs::random_floats(static_cast<std::size_t>(n), cudalabs::mix_seed(seed, 1));
+        const auto in = specials ? value_kinds::with_specials(static_cast<std::size_t>(n), cudalabs::mix_seed(seed, 1),
+                                                              -1.0f, 1.0f)
+                                 : cudalabs::random_floats(static_cast<std::size_t>(n), cudalabs::mix_seed(seed, 1));
         expected = transpose_cpu(in, rows, cols);
         d_in.upload(in);
       };
       make_inputs(s.seed());
 
-      // A transpose copies bits: the result must be exact.
-      auto check = [&] { return cudalabs::check_close(d_out.download(), expected, {.abs = 0, .rel = 0}); };
+      // A transpose copies bits: every bit of every element must arrive.
+      auto check = [&] { return cudalabs::check_bits(d_out.download(), expected); };
+      // cuBLAS's geam computes 1·A + 0·B: arithmetic, which may give any NaN for
+      // a NaN and, in a library built to flush, 0 for a subnormal. The library
+      // baseline is held to what that allows: the same value, NaN for NaN, within
+      // FLT_MIN (check_close_ieee); the student's kernels to every bit.
+      auto check_geam = [&] {
+        const std::vector<double> values(expected.begin(), expected.end());
+        return cudalabs::check_close_ieee(d_out.download(), values,
+                                          {.abs = std::numeric_limits<float>::min(), .rel = 0});
+      };
       auto poison = [&](cudaStream_t st) { d_out.poison(st); };
       const cudalabs::Work work{.bytes = 2.0 * 4.0 * static_cast<double>(n)};  // each element read once, written once
 
@@ -145,7 +171,7 @@ int main(int argc, char** argv) {
                  .size = point,
                  .work = work,
                  .run = [&](cudaStream_t st) { transpose_cublas(cublas, d_in.data(), d_out.data(), rows, cols, st); },
-                 .check = check,
+                 .check = check_geam,
                  .poison = poison,
                  .new_inputs = make_inputs});
 

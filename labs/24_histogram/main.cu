@@ -15,6 +15,12 @@
 //   warp_privatized   a histogram per warp in shared memory: one warp writes each counter
 //   warp_aggregated   per-warp histograms; lanes holding the same bin (__match_any_sync) add once, together
 //
+// --inputs out_of_range (floats only: every byte is a bin) puts a quarter of the
+// samples on the range's edges and outside it: 4.0 itself (the range is
+// [-4, 4)), just past either end, ±Inf, NaN, ±1e30 (value_kinds::out_of_range_floats).
+// The contract counts only samples inside the range; a kernel that clamps them
+// into the end bins, wraps them, or writes past the histogram fails there.
+//
 // Every launcher zeroes the histogram itself (cudaMemsetAsync, in the timed run),
 // as CUB does with its own init kernel; counts are checked exactly.
 //
@@ -39,6 +45,7 @@
 
 #include "cub_call.hpp"
 #include "kernels.hpp"
+#include "value_kinds.hpp"
 
 namespace {
 
@@ -48,7 +55,7 @@ namespace {
 static_assert(lab24::float_scale == 128.0f && lab24::float_hi - lab24::float_lo == 8.0f,
               "float_samples' exactness argument assumes 1024 bins over a range of 8");
 
-enum class Spread { uniform, one_bin };
+enum class Spread { uniform, one_bin, out_of_range };
 
 // ---- CPU reference -------------------------------------------------------------
 
@@ -94,8 +101,13 @@ std::vector<std::uint8_t> byte_samples(std::int64_t n, std::uint64_t seed, Sprea
 // 2^-21. One bin: hot + f with f the fraction of u * 1024 (14 bits), scaled by
 // 1/128 and shifted by lo: every step exact (at most 24 significant bits, scale a
 // power of two): 2^14 different values, all inside the hot bin.
+// Out of range: value_kinds::out_of_range_floats, whose inside values are on the
+// same grid as the uniform ones and whose edges and outside values are inside or
+// outside [lo, hi) by any formula.
 std::vector<float> float_samples(std::int64_t n, std::uint64_t seed, Spread spread) {
   if (spread == Spread::uniform) return cudalabs::random_floats(n, seed, lab24::float_lo, lab24::float_hi);
+  if (spread == Spread::out_of_range)
+    return value_kinds::out_of_range_floats(static_cast<std::size_t>(n), seed, lab24::float_lo, lab24::float_hi);
   std::vector<float> out = cudalabs::random_floats(n, seed, 0.0f, 1.0f);
   const auto hot = static_cast<float>(hot_bin(seed, lab24::float_bins));
   cudalabs::ref::parallel_for(out.size(), [&](std::size_t begin, std::size_t end) {
@@ -127,13 +139,14 @@ const Variant<Sample> variants[] = {
 // One problem and one input at one n: CUB first, then every selected variant.
 // The record's size names all three, so each has its own CUB baseline:
 // bins = 256 (bytes) or 1024 (floats), spread = how many bins the input fills
-// (all of them, or 1).
+// (all of them, or 1; bins + 1: all of them and outside the range).
 template <typename Sample>
 void measure_histograms(cudalabs::Session& s, std::int64_t n, Spread spread) {
   constexpr bool bytes = std::is_same_v<Sample, std::uint8_t>;
   constexpr int bins = bytes ? lab24::byte_bins : lab24::float_bins;
   constexpr lab24::Problem problem = bytes ? lab24::Problem::bytes : lab24::Problem::floats;
-  const cudalabs::Point point{{"n", n}, {"bins", bins}, {"spread", spread == Spread::uniform ? bins : 1}};
+  const int filled = spread == Spread::uniform ? bins : spread == Spread::one_bin ? 1 : bins + 1;
+  const cudalabs::Point point{{"n", n}, {"bins", bins}, {"spread", filled}};
 
   cudalabs::DeviceBuffer<Sample> d_in(n, "samples");
   cudalabs::DeviceBuffer<unsigned> d_hist(bins, "histogram");
@@ -141,7 +154,7 @@ void measure_histograms(cudalabs::Session& s, std::int64_t n, Spread spread) {
   auto make_inputs = [&](std::uint64_t seed) {
     std::vector<Sample> host;
     if constexpr (bytes)
-      host = byte_samples(n, cudalabs::mix_seed(seed, 1), spread);
+      host = byte_samples(n, cudalabs::mix_seed(seed, 1), spread);  // never out_of_range (main)
     else
       host = float_samples(n, cudalabs::mix_seed(seed, 1), spread);
     expected = histogram_cpu<Sample>(host, bins);
@@ -222,18 +235,31 @@ int main(int argc, char** argv) {
                  .default_value = "both",
                  .choices = {"bytes", "floats", "both"}},
                 {.name = "inputs",
-                 .help = "uniform, one_bin (every sample in one bin: maximal contention) or both",
+                 .help = "uniform, one_bin (every sample in one bin: maximal contention), both, or out_of_range "
+                         "(floats only: a quarter of the samples on the edges of [-4, 4) and outside it, "
+                         "±Inf and NaN among them, which no bin counts)",
                  .kind = cudalabs::ExtraFlag::Kind::text,
                  .default_value = "both",
-                 .choices = {"uniform", "one_bin", "both"}}},
+                 .choices = {"uniform", "one_bin", "both", "out_of_range"}}},
   };
   return cudalabs::run_lab(argc, argv, spec, [](cudalabs::Session& s) {
-    const auto problems = choice(s, "problem", {"bytes", "floats"});
-    const auto inputs = choice(s, "inputs", {"uniform", "one_bin"});
+    auto problems = choice(s, "problem", {"bytes", "floats"});
+    const bool out_of_range = s.options().text("inputs") == "out_of_range";
+    const auto inputs = out_of_range ? std::vector<std::string>{"out_of_range"}
+                                     : choice(s, "inputs", {"uniform", "one_bin"});
+    if (out_of_range) {
+      if (problems == std::vector<std::string>{"bytes"})
+        throw cudalabs::UsageError("--inputs out_of_range with --problem bytes: every byte value is a bin, so 8-bit "
+                                   "data has no out-of-range samples. Use --problem floats (or both).");
+      if (problems.size() > 1) s.note("--inputs out_of_range: the floats problem only (every byte value is a bin)");
+      problems = {"floats"};
+    }
     for (const auto& point : s.points())
       for (const auto& problem : problems)
         for (const auto& input : inputs) {
-          const Spread spread = input == "uniform" ? Spread::uniform : Spread::one_bin;
+          const Spread spread = input == "uniform" ? Spread::uniform
+                                : input == "one_bin" ? Spread::one_bin
+                                                     : Spread::out_of_range;
           if (problem == "bytes")
             measure_histograms<std::uint8_t>(s, point.at("n"), spread);
           else

@@ -18,7 +18,14 @@
 //   wide_lookback        the same, the look-back reading 128 predecessors per round trip, not 32
 //   compact              keep x > 0 in order: decoupled_lookback's pass over flags, then a scatter; 1 kernel
 //
-// Run: make run LAB=25   (n = 2^20, 2^28; --type int|float, --exclusive)
+// Inputs (--inputs): random (the signs mixed, as below), positive (whole
+// numbers 1..3: every prefix grows, the compaction keeps everything) or
+// nonpositive (whole numbers -3..0, the float zeros half of them -0.0: the
+// compaction keeps nothing, and a kernel that keeps x >= 0 or tests the sign
+// bit keeps something). Their prefixes are below 3n: exact in int32 and, up to
+// n = 2^24 / 3, in float, in any order of addition.
+//
+// Run: make run LAB=25   (n = 2^20, 2^28; --type int|float, --exclusive, --inputs)
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
@@ -39,6 +46,7 @@
 
 #include "cub_call.hpp"
 #include "kernels.hpp"
+#include "value_kinds.hpp"
 
 namespace {
 
@@ -59,8 +67,22 @@ inline constexpr std::int64_t max_n = std::int64_t{1} << 29;
 // (the first H100 run showed exactly that: every scan, CUB's too, off by 2^-7).
 inline constexpr float float_grid = 1.0f / 128;
 
+enum class ScanInputs { random, positive, nonpositive };
+
+// Whole numbers 1..3 or -3..0 (positive, nonpositive): prefixes up to 3n, exact
+// in float while 3n < 2^24.
+inline constexpr std::int64_t max_signed_float_n = (std::int64_t{1} << 24) / 3;
+
 template <typename T>
-std::vector<T> scan_input(std::int64_t n, std::uint64_t seed) {
+std::vector<T> scan_input(std::int64_t n, std::uint64_t seed, ScanInputs kind) {
+  if (kind == ScanInputs::positive) {
+    const std::vector<float> draws = cudalabs::random_small_ints(n, seed, 1, 3);
+    return std::vector<T>(draws.begin(), draws.end());
+  }
+  if (kind == ScanInputs::nonpositive) {
+    const std::vector<float> draws = value_kinds::nonpositive_floats(static_cast<std::size_t>(n), seed, 3, 1.0f);
+    return std::vector<T>(draws.begin(), draws.end());  // -0.0 stays -0.0 in float, becomes 0 in int
+  }
   if constexpr (std::is_same_v<T, int>) {
     const std::vector<float> draws = cudalabs::random_small_ints(n, seed, -int_magnitude, int_magnitude);
     return std::vector<int>(draws.begin(), draws.end());
@@ -165,9 +187,13 @@ cudalabs::CheckResult check_equal(std::span<const T> got, std::span<const ExactS
 }
 
 template <typename T>
-void measure_scans(cudalabs::Session& s, const cudalabs::Point& point, bool exclusive) {
+void measure_scans(cudalabs::Session& s, const cudalabs::Point& point, bool exclusive, ScanInputs kind) {
   constexpr bool ints = std::is_same_v<T, int>;
   const std::int64_t n = point.at("n");
+  if (!ints && kind != ScanInputs::random && n > max_signed_float_n)
+    throw cudalabs::UsageError("--inputs " + s.options().text("inputs") + " --type float at n = " + std::to_string(n) +
+                               ": prefixes of up to 3 per element are exact in float only up to n = " +
+                               std::to_string(max_signed_float_n) + ". Use a smaller --size or --type int.");
   const lab25::Element element = ints ? lab25::Element::int32 : lab25::Element::float32;
   // The record's size is n; the type and the kind of scan go with it here.
   const std::map<std::string, double> extra = {{"int", ints ? 1 : 0}, {"exclusive", exclusive ? 1 : 0}};
@@ -177,7 +203,7 @@ void measure_scans(cudalabs::Session& s, const cudalabs::Point& point, bool excl
   std::vector<ExactSum<T>> expected;
   std::vector<T> expected_kept;
   auto make_inputs = [&](std::uint64_t seed) {
-    const std::vector<T> host = scan_input<T>(n, cudalabs::mix_seed(seed, 1));
+    const std::vector<T> host = scan_input<T>(n, cudalabs::mix_seed(seed, 1), kind);
     expected = prefix_sums<T>(host, exclusive);
     expected_kept = positives<T>(host);
     d_in.upload(host);
@@ -305,18 +331,29 @@ int main(int argc, char** argv) {
                  .choices = {"int", "float"}},
                 {.name = "exclusive",
                  .help = "exclusive scans (out[i] = sum of in[0..i-1]) instead of inclusive",
-                 .kind = cudalabs::ExtraFlag::Kind::toggle}},
+                 .kind = cudalabs::ExtraFlag::Kind::toggle},
+                {.name = "inputs",
+                 .help = "random: signs mixed (ints in [-3, 3], floats k/128); positive: whole numbers 1..3 (the "
+                         "compaction keeps all); nonpositive: whole numbers -3..0, float zeros half -0.0 (it keeps "
+                         "none). positive and nonpositive floats: n at most 2^24 / 3",
+                 .kind = cudalabs::ExtraFlag::Kind::text,
+                 .default_value = "random",
+                 .choices = {"random", "positive", "nonpositive"}}},
   };
   return cudalabs::run_lab(argc, argv, spec, [](cudalabs::Session& s) {
     const std::string type = s.options().text("type");
     if (type != "int" && type != "float")
       throw cudalabs::UsageError("--type " + type + ": expected int or float. Example: --type int");
     const bool exclusive = s.options().toggle("exclusive");
+    const std::string inputs = s.options().text("inputs");
+    const ScanInputs kind = inputs == "positive"      ? ScanInputs::positive
+                            : inputs == "nonpositive" ? ScanInputs::nonpositive
+                                                      : ScanInputs::random;
     for (const auto& point : s.points()) {
       if (type == "int")
-        measure_scans<int>(s, point, exclusive);
+        measure_scans<int>(s, point, exclusive, kind);
       else
-        measure_scans<float>(s, point, exclusive);
+        measure_scans<float>(s, point, exclusive, kind);
     }
   });
 }

@@ -34,6 +34,8 @@
 #include <cudalabs/random.hpp>
 #include <cudalabs/reference.hpp>
 
+#include "value_kinds.hpp"
+
 // The size flag of every reduction lab. 2^20 floats (4 MB) fits in an H100's
 // 50 MB L2 and takes a few microseconds: launch-bound. 2^28 floats (1 GiB) is
 // 20x the L2: DRAM-bound. The quick sizes are edges: one element, one short of
@@ -53,22 +55,31 @@ inline cudalabs::VariantInfo cub_variant() {
 }
 
 // --inputs: which values are summed (SumProblem says why each).
-enum class SumInputs { uniform, cancel };
+enum class SumInputs { uniform, cancel, inf, nan, nonpositive };
+
+inline const std::vector<std::string>& sum_input_names() {
+  static const std::vector<std::string> names = {"uniform", "cancel", "inf", "nan", "nonpositive"};
+  return names;
+}
 
 inline cudalabs::ExtraFlag inputs_flag() {
   return {.name = "inputs",
           .help = "uniform: floats in [-1, 1); cancel: 3/4 of them +v/-v pairs, v in [512, 1024), that cancel exactly, "
-                  "the rest in [0, 1)",
+                  "the rest in [0, 1); inf: uniform, the last one +Inf (the sum is +Inf); nan: uniform, one NaN "
+                  "(the sum is NaN); nonpositive: multiples of 1/8 in [-1, 0], some of them -0.0 and +0.0",
           .kind = cudalabs::ExtraFlag::Kind::text,
           .default_value = "uniform",
-          .choices = {"uniform", "cancel"}};
+          .choices = sum_input_names()};
 }
 
 inline SumInputs sum_inputs(const cudalabs::Session& s) {
   const std::string kind = s.options().text("inputs");
-  if (kind == "uniform") return SumInputs::uniform;
-  if (kind == "cancel") return SumInputs::cancel;
-  throw cudalabs::UsageError("--inputs " + kind + ": no such input kind. Use --inputs uniform or --inputs cancel.");
+  const auto& names = sum_input_names();
+  const auto at = std::find(names.begin(), names.end(), kind);
+  if (at == names.end())
+    throw cudalabs::UsageError("--inputs " + kind + ": no such input kind. Use one of uniform, cancel, inf, nan, "
+                               "nonpositive.");
+  return static_cast<SumInputs>(at - names.begin());
 }
 
 inline constexpr float cancel_pair_min = 512.0f, cancel_pair_max = 1024.0f;
@@ -119,6 +130,18 @@ inline std::vector<float> cancelling_floats(std::int64_t n, std::uint64_t seed) 
 // the uniform run's to catch); a half or bf16 accumulator overflows or errs by
 // far more than 4.
 //
+// --inputs inf: uniform, and x[n - 1] = +Inf: the sum is +Inf. The last element
+// is every kernel's tail (a partial block, lab 07's scalar remainder after its
+// float4s): a kernel that drops it gives a finite sum, and one that masks the
+// elements past the end by multiplying (x[min(i, n - 1)] * (i < n)) makes
+// Inf * 0 = NaN. --inputs nan: uniform and one NaN at an index drawn from the
+// seed: the sum is NaN (any NaN but the poison's bits, check_close_ieee), so a
+// kernel that loses or skips that element, or starts a block from its second
+// element, fails. --inputs nonpositive (value_kinds::nonpositive_floats):
+// multiples of 1/8 in [-1, 0], some ±0: exact in any order while the sum stays
+// below 2^21, about n = 2^22 (the uniform tolerance holds beyond), and nothing for lab 26's select_positive to
+// keep, where a test of x >= 0 or of the sign bit keeps the zeros.
+//
 // The input starts `offset` floats into its buffer (lab 07's --offset, to test
 // loads that are not 16-byte aligned); the floats before it and the 4 after it
 // are NaN: a kernel that reads an element too many, inside the allocation where
@@ -139,9 +162,7 @@ class SumProblem {
   // between the NaN guards, and their sum. The harness calls it with a fresh seed
   // before its last check.
   void new_inputs(std::uint64_t seed) {
-    const std::vector<float> host = inputs_ == SumInputs::cancel
-                                        ? cancelling_floats(n_, cudalabs::mix_seed(seed, 1))
-                                        : cudalabs::random_floats(n_, cudalabs::mix_seed(seed, 1), -1.0f, 1.0f);
+    const std::vector<float> host = values(seed);
     expected_ = cudalabs::ref::sum(host);
     CUDALABS_CHECK(cudaMemcpy(storage_.data() + offset_, host.data(), n_ * sizeof(float), cudaMemcpyHostToDevice));
     // A copy from pageable memory may return before its DMA lands, and the lab
@@ -156,10 +177,26 @@ class SumProblem {
   cudalabs::Work work() const { return {.bytes = 4.0 * n_, .flops = 1.0 * n_}; }
   void poison_output(cudaStream_t stream) { output_.poison(stream); }
   cudalabs::CheckResult check() const {
-    return cudalabs::check_close(output_.download(), std::span<const double>(&expected_, 1), tolerance_);
+    return cudalabs::check_close_ieee(output_.download(), std::span<const double>(&expected_, 1), tolerance_);
   }
 
  private:
+  std::vector<float> values(std::uint64_t seed) const {
+    const std::uint64_t buffer = cudalabs::mix_seed(seed, 1);
+    const auto size = static_cast<std::size_t>(n_);
+    switch (inputs_) {
+      case SumInputs::cancel: return cancelling_floats(n_, buffer);
+      case SumInputs::inf:
+        return value_kinds::uniform_with(size, buffer, -1.0f, 1.0f, size - 1, std::numeric_limits<float>::infinity());
+      case SumInputs::nan:
+        return value_kinds::uniform_with(size, buffer, -1.0f, 1.0f, value_kinds::drawn_index(size, buffer),
+                                         std::numeric_limits<float>::quiet_NaN());
+      case SumInputs::nonpositive: return value_kinds::nonpositive_floats(size, buffer);
+      case SumInputs::uniform: break;
+    }
+    return cudalabs::random_floats(n_, buffer, -1.0f, 1.0f);
+  }
+
   std::int64_t n_, offset_;
   SumInputs inputs_;
   double expected_ = 0;

@@ -22,6 +22,8 @@ object, with g++) into fake builds in a temporary folder, then checks that:
     from a library is rejected by the redefinition rule;
   - [labs.LAB] additions and course_archives of an allow-list work, a misspelt key
     is an error, and the command line's exit codes are 0 / 1 / 2;
+  - a lab whose student file is device code only (lab 19) is judged by its PTX:
+    device printf is accepted, a call to the device heap (malloc) is rejected;
   - given a course build folder (argument 1), every lab of it is accepted; without
     one (or when it has no labs) that test is skipped.
 Run: PYTHONPATH=tools python3 tests/grading/test_audit.py [BUILD]   (meson test sets PYTHONPATH)
@@ -418,6 +420,30 @@ class Redefinitions(unittest.TestCase):
     def test_the_lab_interface_is_the_students(self):
         self.assertFalse(self.find("lab99::scale"), "\n".join(self.problems))
         self.assertEqual(len(self.problems), 3, "\n".join(self.problems))
+
+
+class DeviceCode(unittest.TestCase):
+    """Lab 19: its student file is compiled to PTX and loaded as a module, never linked."""
+
+    def ptx_build(self, name, body):
+        lab_dir = TMP / f"device-{name}" / "labs" / "19_driver_api"
+        lab_dir.mkdir(parents=True, exist_ok=True)
+        source = TMP / f"device-{name}.cu"
+        source.write_text(body)
+        nvcc = cuda_root() / "bin" / "nvcc"
+        subprocess.run([str(nvcc), "--ptx", "-arch=compute_90", "-o", str(lab_dir / "device_code.compute_90.ptx"),
+                        str(source)], check=True, capture_output=True)
+        return TMP / f"device-{name}"
+
+    def test_printf_is_allowed_and_the_device_heap_is_not(self):
+        kernel = "#include <cstdio>\n__global__ void k(float* x) { %s }\n"
+        clean = self.ptx_build("clean", kernel % 'if (x[0] < 0) printf("negative %f\\n", x[0]); x[0] = 1;')
+        self.assertEqual(audit.audit_lab(clean, "19_driver_api"), [])
+        heap = self.ptx_build("heap", kernel % "float* p = (float*)malloc(16); p[0] = x[0]; x[1] = p[0]; free(p);")
+        problems = audit.audit_lab(heap, "19_driver_api")
+        self.assertTrue([p for p in problems if "calls malloc (a device-side call the lab does not allow)" in p],
+                        "\n".join(problems))
+        self.assertTrue(all(p.startswith("device_code.compute_90.ptx: ") for p in problems), "\n".join(problems))
 
 
 class CommandLine(unittest.TestCase):

@@ -1,8 +1,10 @@
 // The checker must catch every kind of wrong output a kernel can produce.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "cudalabs/checker.hpp"
@@ -152,4 +154,46 @@ TEST(CheckClose, LargeOutputsAreComparedInParallelWithTheSameVerdict) {
   got[n - 2] = expected[n - 2];
   got[5] = expected[5];
   EXPECT_TRUE(check_close(got, expected, {.abs = 0, .rel = 0}).passed);
+}
+
+TEST(CheckerIeee, SpecialReferencesMustBeMatched) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<double> expected = {1.0, INFINITY, -INFINITY, NAN, 2.5};
+  const std::vector<float> right = {1.0f, inf, -inf, std::nanf(""), 2.5f};
+  EXPECT_TRUE(check_close_ieee(right, expected, {.abs = 0, .rel = 6e-8}).passed);
+  // The GPU's default NaN (0x7FFFFFFF) is a NaN like any other.
+  std::vector<float> gpu_nan = right;
+  gpu_nan[3] = std::bit_cast<float>(0x7FFFFFFFu);
+  EXPECT_TRUE(check_close_ieee(gpu_nan, expected, {.abs = 0, .rel = 6e-8}).passed);
+  // The wrong infinity, a finite value for an infinity, a number for a NaN.
+  for (auto [i, v] : {std::pair{1, -inf}, {2, -3.4e38f}, {3, 0.0f}}) {
+    std::vector<float> got = right;
+    got[i] = v;
+    const CheckResult r = check_close_ieee(got, expected, {.abs = 1e30, .rel = 1e30});
+    EXPECT_FALSE(r.passed) << i;
+    ASSERT_EQ(r.first_bad.size(), 1u);
+    EXPECT_EQ(r.first_bad[0].index, static_cast<std::size_t>(i));
+  }
+  // An unwritten element (the poison's bits) fails even where a NaN is expected.
+  std::vector<float> unwritten = right;
+  unwritten[3] = std::bit_cast<float>(0xFFFFFFFFu);
+  EXPECT_FALSE(check_close_ieee(unwritten, expected, {}).passed);
+  // And a non-finite output where the reference is finite fails as in check_close.
+  std::vector<float> spurious = right;
+  spurious[4] = inf;
+  EXPECT_FALSE(check_close_ieee(spurious, expected, {.abs = 1e30, .rel = 1e30}).passed);
+}
+
+TEST(CheckerBits, ACopyMustKeepEveryBit) {
+  const std::vector<float> in = {std::bit_cast<float>(0x7FC0BEEFu), -0.0f, std::bit_cast<float>(0x00000001u), 1.5f};
+  EXPECT_TRUE(check_bits(in, in).passed);
+  // What arithmetic does to a "copy": a NaN's payload dropped, -0 made +0, a subnormal flushed.
+  for (auto [i, v] : {std::pair{0, std::bit_cast<float>(0x7FFFFFFFu)}, {1, 0.0f}, {2, 0.0f}}) {
+    std::vector<float> got = in;
+    got[i] = v;
+    const CheckResult r = check_bits(got, in);
+    EXPECT_FALSE(r.passed) << i;
+    EXPECT_EQ(r.bad, 1u);
+    EXPECT_EQ(r.first_bad[0].index, static_cast<std::size_t>(i));
+  }
 }

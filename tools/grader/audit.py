@@ -17,6 +17,12 @@ student's objects (nm, objdump, c++filt; stdlib only) and rejects:
               threads, memory mapping, sleeping, raw system calls, the harness's
               internals, another lab's code, CUDA calls that change the
               harness's device state, libraries the lab is measured against);
+  device calls
+              in a lab whose student files are device code only, loaded as a
+              module rather than linked (lab 19: [labs.LAB] device_code names its
+              PTX), a function the kernels call outside themselves (PTX's
+              .extern .func: device-side launches, the device heap) that the
+              lab's device_calls does not list;
   syscalls    a system-call instruction in the host code (syscall, sysenter,
               int $0x80: inline assembly reaching the kernel past every rule);
   redefinitions
@@ -256,7 +262,7 @@ def system_exports():
 # ---- the allow-list ---------------------------------------------------------------------
 
 FAMILY_KEYS = {"rule", "why", "fix", "demangled", "mangled", "namespaces", "defined_namespaces", "unless"}
-LAB_KEYS = {"why", "demangled", "mangled", "namespaces", "course_archives"}
+LAB_KEYS = {"why", "demangled", "mangled", "namespaces", "course_archives", "device_code", "device_calls"}
 
 
 @dataclass
@@ -320,6 +326,10 @@ class AllowList:
                                  **{k: self._patterns(f"labs.{lab}", k, table)
                                     for k in ("demangled", "mangled", "namespaces")})
         self.course_archives = set(self._patterns(f"labs.{lab}", "course_archives", table))
+        # A lab whose student files are device code only: its PTX (globs in
+        # build/labs/LAB/), and the functions outside the kernels that it may call.
+        self.device_code = self._patterns(f"labs.{lab}", "device_code", table)
+        self.device_calls = self._patterns(f"labs.{lab}", "device_calls", table)
 
     def _check_keys(self, where, table, allowed):
         if not isinstance(table, dict):
@@ -460,6 +470,7 @@ class Report:
     """One lab's audit: its problems (empty: accepted), and what it imports."""
     lab: str
     archives: list = field(default_factory=list)
+    device_images: list = field(default_factory=list)  # PTX of a lab whose student files are device code only
     problems: list = field(default_factory=list)
     imports: dict = field(default_factory=dict)  # demangled symbol -> the family that allowed it
 
@@ -526,6 +537,34 @@ class StudentObject:
     code: Code
 
 
+DEVICE_CALL = Family("device_call", "reject", rule="a device-side call the lab does not allow",
+                     why="The lab's kernels compute on the buffers the host hands them; a launch from the device "
+                         "(dynamic parallelism), the device heap or any other function outside them is not part "
+                         "of the lesson and escapes the checks of what the host launches.",
+                     fix="Compute in the kernel itself; the lab's device_calls (tools/allowed_imports.toml) lists "
+                         "what it may call.")
+# A PTX declaration of a function defined outside the module:
+# ".extern .func (.param .b32 func_retval0) vprintf(" or ".extern .func __assertfail(".
+PTX_EXTERN_FUNC = re.compile(r"^\s*\.extern\s+\.func\s*(?:\([^)]*\)\s*)?([A-Za-z_$%][\w$]*)", re.M)
+
+
+def device_images(build, lab, allow):
+    """The lab's device code built from its student files ([labs.LAB] device_code)."""
+    lab_dir = Path(build) / "labs" / lab
+    return sorted({p for pattern in allow.device_code for p in lab_dir.glob(pattern)})
+
+
+def device_calls(images, allow, problems):
+    """Functions outside the module that the device code calls, each judged against device_calls."""
+    allowed = re.compile("|".join(fnmatch.translate(p) for p in allow.device_calls) or "(?!)")
+    for image in images:
+        for name in sorted(set(PTX_EXTERN_FUNC.findall(image.read_text(errors="replace")))):
+            if not allowed.match(name):
+                problems.add(DEVICE_CALL, image.name, f"{image.name}: the device code calls {name} "
+                                                      f"({DEVICE_CALL.rule}): it may call only "
+                                                      f"{', '.join(allow.device_calls) or 'nothing outside itself'}.")
+
+
 def read_objects(archives):
     """Every object of the archives, with a demangled name for every symbol it has."""
     objects = []
@@ -544,7 +583,13 @@ def audit(build, lab, allow_file=DEFAULT_ALLOW_FILE):
     allow = AllowList(allow_file, lab)
     report = Report(lab, student_archives(build, lab, allow_file))
     if not report.archives:
-        return report  # nothing of the student's is linked (labs 03 and 19)
+        # Nothing of the student's is linked. Device code loaded as a module
+        # (lab 19) is judged by what it calls outside itself.
+        report.device_images = device_images(build, lab, allow)
+        problems = Problems()
+        device_calls(report.device_images, allow, problems)
+        report.problems = problems.lines()
+        return report
     objects, names = read_objects(report.archives)
     problems = Problems()
     report.imports = imports(objects, allow, names, problems)
@@ -694,7 +739,9 @@ def main(argv=None):
             return 2
         if report.accepted:
             what = (", ".join(a.name for a in report.archives) + f": {len(report.imports)} imports, all allowed"
-                    if report.archives else "no kernel archive: nothing of a student's is linked")
+                    if report.archives else
+                    ", ".join(d.name for d in report.device_images) + ": device code, its calls allowed"
+                    if report.device_images else "no kernel archive: nothing of a student's is linked")
             print(f"{lab}: ok ({what})")
         else:
             rejected += 1

@@ -53,6 +53,22 @@ CheckResult missing_output(std::size_t count, const std::string& why);
 CheckResult check_close(std::span<const float> got, std::span<const double> expected, Tolerance tol);
 CheckResult check_close(std::span<const float> got, std::span<const float> expected, Tolerance tol);
 
+// check_close for outputs whose reference may itself be ±Inf or NaN: inputs
+// beyond the finite range where the lab's contract defines the result (a sum
+// with +Inf is +Inf, NaN propagates through c = a + b). Where the reference is
+// NaN the output must be a NaN, but not the poison pattern 0xFFFFFFFF (no GPU
+// or CPU arithmetic makes it, and the course's special inputs never hold it):
+// an unwritten element still fails. Where the reference is ±Inf the output must
+// be the same infinity. Elsewhere check_close's rule, and a non-finite output fails.
+CheckResult check_close_ieee(std::span<const float> got, std::span<const double> expected, Tolerance tol);
+
+// A copy (a transpose, a gather) moves bits: every output float must have the
+// reference's exact bit pattern, so NaN payloads, -0.0 and subnormals must
+// arrive unchanged (an arithmetic "copy" such as x * 1.0f or x + 0.0f, a round
+// trip through half precision or a flush to zero fails). Compared as 32-bit
+// patterns (check_exact), reported as the patterns' integer values.
+CheckResult check_bits(std::span<const float> got, std::span<const float> expected);
+
 // Combines two checks of one output (e.g. element-wise and row sums): passes only
 // when both pass; errors are the worse of the two.
 CheckResult both(CheckResult a, const CheckResult& b);

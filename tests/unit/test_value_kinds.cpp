@@ -1,0 +1,121 @@
+// labs/shared/value_kinds.hpp: each kind of input is what it says.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <set>
+
+#include "value_kinds.hpp"
+
+namespace {
+
+std::uint32_t bits(float x) { return std::bit_cast<std::uint32_t>(x); }
+
+TEST(ValueKinds, SpecialsTableHoldsWhatItsCommentsSay) {
+  using value_kinds::from_bits;
+  const auto& t = value_kinds::special_bits;
+  EXPECT_EQ(from_bits(t[0]), std::numeric_limits<float>::infinity());
+  EXPECT_EQ(from_bits(t[1]), -std::numeric_limits<float>::infinity());
+  for (int i : {2, 3, 4, 5}) EXPECT_TRUE(std::isnan(from_bits(t[i]))) << i;
+  EXPECT_TRUE(std::signbit(from_bits(t[7])) && from_bits(t[7]) == 0.0f);
+  for (int i : {8, 9, 10, 11}) EXPECT_EQ(std::fpclassify(from_bits(t[i])), FP_SUBNORMAL) << i;
+  EXPECT_EQ(from_bits(t[12]), std::numeric_limits<float>::min());
+  EXPECT_EQ(from_bits(t[13]), std::numeric_limits<float>::max());
+  EXPECT_EQ(from_bits(t[15]), 1e38f);
+  EXPECT_EQ(from_bits(t[16]), -1e30f);
+  EXPECT_EQ(from_bits(t[17]), 1e-30f);
+  EXPECT_EQ(from_bits(t[19]), std::nextafter(1.0f, 2.0f));
+  // Never the poison pattern, and all distinct.
+  EXPECT_EQ(std::count(t.begin(), t.end(), 0xFFFFFFFFu), 0);
+  EXPECT_EQ(std::set<std::uint32_t>(t.begin(), t.end()).size(), t.size());
+}
+
+TEST(ValueKinds, WithSpecialsMixesUniformValuesAndEverySpecial) {
+  const std::size_t n = 100000;
+  const auto x = value_kinds::with_specials(n, 5, -100.0f, 100.0f);
+  ASSERT_EQ(x.size(), n);
+  std::set<std::uint32_t> specials_seen;
+  std::size_t in_range = 0;
+  for (float v : x) {
+    const auto b = bits(v);
+    ASSERT_NE(b, 0xFFFFFFFFu);
+    if (std::find(value_kinds::special_bits.begin(), value_kinds::special_bits.end(), b) !=
+        value_kinds::special_bits.end())
+      specials_seen.insert(b);
+    else if (v >= -100.0f && v < 100.0f)
+      ++in_range;
+    else
+      ADD_FAILURE() << "neither uniform nor special: " << v;
+  }
+  EXPECT_EQ(specials_seen.size(), value_kinds::special_bits.size());
+  // About three quarters uniform (plus the few uniform draws that hit a special's value).
+  EXPECT_GT(in_range, n * 70 / 100);
+  EXPECT_LT(in_range, n * 80 / 100);
+  // The tail is the table in order.
+  for (std::size_t k = 0; k < value_kinds::special_bits.size(); ++k)
+    EXPECT_EQ(bits(x[n - value_kinds::special_bits.size() + k]), value_kinds::special_bits[k]);
+  // Seeded: the same seed, the same bits; another seed, other values.
+  const auto again = value_kinds::with_specials(n, 5, -100.0f, 100.0f), other = value_kinds::with_specials(n, 6, -100.0f, 100.0f);
+  EXPECT_TRUE(std::equal(x.begin(), x.end(), again.begin(), [](float a, float b) { return bits(a) == bits(b); }));
+  EXPECT_FALSE(std::equal(x.begin(), x.end(), other.begin(), [](float a, float b) { return bits(a) == bits(b); }));
+}
+
+TEST(ValueKinds, UniformWithPlacesOneValue) {
+  const auto x = value_kinds::uniform_with(1000, 3, -1.0f, 1.0f, 999, std::numeric_limits<float>::infinity());
+  EXPECT_EQ(x[999], std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(std::all_of(x.begin(), x.end() - 1, [](float v) { return v >= -1.0f && v < 1.0f; }));
+  const std::size_t at = value_kinds::drawn_index(1000, 3);
+  EXPECT_LT(at, 1000u);
+  const auto y = value_kinds::uniform_with(1000, 3, -1.0f, 1.0f, at, NAN);
+  EXPECT_EQ(std::count_if(y.begin(), y.end(), [](float v) { return std::isnan(v); }), 1);
+  EXPECT_TRUE(std::isnan(y[at]));
+  EXPECT_EQ(value_kinds::drawn_index(1, 9), 0u);
+}
+
+TEST(ValueKinds, NonpositiveHoldsNothingPositiveAndBothZeros) {
+  const auto x = value_kinds::nonpositive_floats(10000, 4);
+  EXPECT_TRUE(std::none_of(x.begin(), x.end(), [](float v) { return v > 0.0f || std::isnan(v); }));
+  EXPECT_TRUE(std::all_of(x.begin(), x.end(), [](float v) { return v >= -1.0f; }));
+  const auto plus_zeros = std::count_if(x.begin(), x.end(), [](float v) { return bits(v) == 0u; });
+  const auto minus_zeros = std::count_if(x.begin(), x.end(), [](float v) { return bits(v) == 0x80000000u; });
+  EXPECT_GT(plus_zeros, 400);
+  EXPECT_GT(minus_zeros, 400);
+  EXPECT_GT(std::count_if(x.begin(), x.end(), [](float v) { return v < -0.5f; }), 3000);
+  EXPECT_TRUE(std::all_of(x.begin(), x.end(), [](float v) { return v * 8.0f == std::floor(v * 8.0f); }));
+  // Whole numbers -3..0 (lab 25's floats).
+  const auto w = value_kinds::nonpositive_floats(10000, 4, 3, 1.0f);
+  for (float v : {-3.0f, -2.0f, -1.0f}) EXPECT_GT(std::count(w.begin(), w.end(), v), 2000) << v;
+  EXPECT_TRUE(std::all_of(w.begin(), w.end(), [](float v) { return v >= -3.0f && v <= 0.0f && v == std::floor(v); }));
+  EXPECT_GT(std::count_if(w.begin(), w.end(), [](float v) { return bits(v) == 0x80000000u; }), 800);
+}
+
+TEST(ValueKinds, OutOfRangeSamplesAreOutsideOrOnTheGrid) {
+  const float lo = -4.0f, hi = 4.0f, step = 8.0f / 16777216.0f;
+  const auto x = value_kinds::out_of_range_floats(100000, 8, lo, hi);
+  std::size_t outside = 0, nan = 0, at_hi = 0, at_lo = 0, last_step = 0;
+  for (float v : x) {
+    ASSERT_NE(bits(v), 0xFFFFFFFFu);
+    if (std::isnan(v)) ++nan;
+    if (v == hi) ++at_hi;
+    if (v == lo) ++at_lo;
+    if (v == hi - step) ++last_step;
+    if (!(v >= lo && v < hi)) {
+      ++outside;
+      continue;
+    }
+    // Inside: on the grid, so (x - lo) * 128 is exact and its bin the same by any formula.
+    const float k = (v - lo) / step;
+    EXPECT_EQ(k, std::floor(k)) << v;
+  }
+  EXPECT_GT(outside, 100000u * 18 / 100);  // 8 of the 10 replacement values, on a quarter of the samples: 20%
+  EXPECT_LT(outside, 100000u * 22 / 100);
+  EXPECT_GT(nan, 1000u);
+  EXPECT_GT(at_hi, 1000u);
+  EXPECT_GT(at_lo, 1000u);
+  EXPECT_GT(last_step, 1000u);
+}
+
+}  // namespace
