@@ -66,6 +66,7 @@
 #include "fp8_format.hpp"
 #include "fp8_reference.hpp"
 #include "kernels.hpp"
+#include "matmul_lab.cuh"  // labs/shared/: the rows of C the CPU checks
 
 namespace {
 
@@ -90,24 +91,6 @@ std::vector<float> inputs_with_outliers(std::size_t count, std::uint64_t seed) {
   for (std::size_t i = 0; i < count; ++i)
     if (cudalabs::mix_seed(outliers, i) % 1024 == 0) x[i] *= 100.0f;
   return x;
-}
-
-// All rows while the CPU reference is cheap (m·n·k <= 2^28: its eight sums
-// per element take about a second), else 8: the first, the last and 6 drawn.
-std::vector<int> rows_to_check(int m, int n, int k, std::uint64_t seed) {
-  constexpr int sampled = 8;
-  std::vector<int> rows;
-  if (static_cast<double>(m) * n * k <= 268435456.0 || m <= sampled) {
-    for (int i = 0; i < m; ++i) rows.push_back(i);
-    return rows;
-  }
-  rows = {0, m - 1};
-  for (std::uint64_t draw = 0; rows.size() < sampled; ++draw) {
-    const int row = 1 + static_cast<int>(cudalabs::mix_seed(seed, draw) % static_cast<std::uint64_t>(m - 2));
-    if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
-  }
-  std::sort(rows.begin(), rows.end());
-  return rows;
 }
 
 // |c - expected| <= bound per element of the checked rows, as a CheckResult:
@@ -240,7 +223,8 @@ void run_fp8_lab(cudalabs::Session& s) {
       std::transform(b.begin(), b.end(), b16.begin(), [](float v) { return __float2bfloat16_rn(v); });
       d_a.upload(a), d_b.upload(b), d_a16.upload(a16), d_b16.upload(b16);
       a_tensor.upload(qa_tensor), b_tensor.upload(qb_tensor), a_rows.upload(qa_rows), b_blocks.upload(qb_blocks);
-      rows = rows_to_check(m, n, k, cudalabs::mix_seed(seed, 3));
+      // All rows while m·n·k <= 2^28 (the reference's eight sums per product: about a second), else 8.
+      rows = matmul_detail::rows_to_check(m, n, k, cudalabs::mix_seed(seed, 3), 268435456.0, 8);
       ref = fp8_ref::product_rows({a, b, qa_tensor, qb_tensor, qa_rows, qb_blocks, m, n, k}, rows);
     };
     make_inputs(s.seed());
@@ -341,41 +325,31 @@ void run_fp8_lab(cudalabs::Session& s) {
       s.measure(q);
     }
 
-    if (hopper.empty()) {
-      if (s.selected("per_tensor")) {
-        row.variant = "per_tensor";
-        row.run = [&](cudaStream_t st) {
-          lab33::per_tensor(e4m3(a_tensor.q), e4m3(b_tensor.q), a_tensor.scales.data(), b_tensor.scales.data(), d_c.data(),
-                            m, n, k, st);
-        };
-        row.check = [&] { return check_gemm(false, acc_tensor_core); };
-        row.resources = lab33::per_tensor_resources();
-        s.measure(row);
-        note_error("per_tensor", false);
-      }
-      if (s.selected("promoted")) {
-        row.variant = "promoted";
-        row.run = [&](cudaStream_t st) {
-          lab33::promoted(e4m3(a_tensor.q), e4m3(b_tensor.q), a_tensor.scales.data(), b_tensor.scales.data(), d_c.data(),
-                          m, n, k, st);
-        };
-        row.check = [&] { return check_gemm(false, acc_promoted); };
-        row.resources = lab33::promoted_resources();
-        s.measure(row);
-        note_error("promoted", false);
-      }
-      if (s.selected("block_scaled")) {
-        row.variant = "block_scaled";
-        row.work.bytes = ab + 4.0 * m * n + 4.0 * static_cast<double>(a_scales + b_scales);
-        row.run = [&](cudaStream_t st) {
-          lab33::block_scaled(e4m3(a_rows.q), e4m3(b_blocks.q), a_rows.scales.data(), b_blocks.scales.data(), d_c.data(),
-                              m, n, k, st);
-        };
-        row.check = [&] { return check_gemm(true, acc_promoted); };
-        row.resources = lab33::block_scaled_resources();
-        s.measure(row);
-        note_error("block_scaled", true);
-      }
+    // Steps 2-4: which inputs each multiplies (per-tensor or block-quantised) and its accumulation bound.
+    struct GemmStep {
+      std::string name;
+      void (*launch)(const __nv_fp8_e4m3*, const __nv_fp8_e4m3*, const float*, const float*, float*, int, int, int,
+                     cudaStream_t);
+      cudalabs::KernelResources (*resources)();
+      bool blocks;
+      double acc;
+    };
+    const GemmStep steps[] = {{"per_tensor", lab33::per_tensor, lab33::per_tensor_resources, false, acc_tensor_core},
+                              {"promoted", lab33::promoted, lab33::promoted_resources, false, acc_promoted},
+                              {"block_scaled", lab33::block_scaled, lab33::block_scaled_resources, true, acc_promoted}};
+    for (const GemmStep& step : steps) {
+      if (!hopper.empty() || !s.selected(step.name)) continue;
+      DeviceQuantised& qa = step.blocks ? a_rows : a_tensor;
+      DeviceQuantised& qb = step.blocks ? b_blocks : b_tensor;
+      row.variant = step.name;
+      row.work.bytes = ab + 4.0 * m * n + 4.0 * static_cast<double>(qa.scales.size() + qb.scales.size());
+      row.run = [&](cudaStream_t st) {
+        step.launch(e4m3(qa.q), e4m3(qb.q), qa.scales.data(), qb.scales.data(), d_c.data(), m, n, k, st);
+      };
+      row.check = [&] { return check_gemm(step.blocks, step.acc); };
+      row.resources = step.resources();
+      s.measure(row);
+      note_error(step.name, step.blocks);
     }
     if (fp8_library)
       s.note(cudalabs::to_string(point) + ": the cublaslt_fp8 row is " +
