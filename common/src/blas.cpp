@@ -27,6 +27,7 @@ const char* to_string(GemmInputs t) {
     case GemmInputs::fp16: return "fp16";
     case GemmInputs::bf16: return "bf16";
     case GemmInputs::tf32: return "tf32";
+    case GemmInputs::fp8_e4m3: return "fp8_e4m3";
   }
   return "?";
 }
@@ -63,12 +64,17 @@ struct GemmCall {
   float alpha, beta;
   bool b_transposed;
   GemmInputs inputs = GemmInputs::fp32;
+  const float* scale_a = nullptr;  // fp8_e4m3: device scalars, C = (*scale_a)·(*scale_b)·A·Bᵀ
+  const float* scale_b = nullptr;
 };
 
 // How cuBLAS is told about a GemmCall's inputs: the element type of A and B,
 // and the compute type. C is always CUDA_R_32F, alpha and beta floats.
 cudaDataType_t input_type(GemmInputs t) {
-  return t == GemmInputs::fp16 ? CUDA_R_16F : t == GemmInputs::bf16 ? CUDA_R_16BF : CUDA_R_32F;
+  return t == GemmInputs::fp16       ? CUDA_R_16F
+         : t == GemmInputs::bf16     ? CUDA_R_16BF
+         : t == GemmInputs::fp8_e4m3 ? CUDA_R_8F_E4M3
+                                     : CUDA_R_32F;
 }
 cublasComputeType_t compute_type(GemmInputs t) {
   return t == GemmInputs::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
@@ -191,9 +197,21 @@ struct Cublas::Tuner {
   Tuner& operator=(const Tuner&) = delete;
 
   const Choice& choose(cublasHandle_t h, const GemmCall& g, cudaStream_t stream);
-  std::unique_ptr<Choice> search(cublasHandle_t h, const GemmCall& g, cudaStream_t stream);
+  std::unique_ptr<Choice> search(cublasHandle_t h, const GemmCall& g, cudaStream_t stream, bool timed = true);
   cublasStatus_t run_lt(const Choice& c, const cublasLtMatmulAlgo_t& algo, const GemmCall& g, float* out,
                         cudaStream_t stream) {
+    if (g.inputs == GemmInputs::fp8_e4m3) {
+      // The scales are read from device memory at run time; their addresses
+      // may change from call to call. cuBLASLt's A is our B (see Choice).
+      if (const cublasStatus_t st = cublasLtMatmulDescSetAttribute(c.op.get(), CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+                                                                   &g.scale_b, sizeof g.scale_b);
+          st != CUBLAS_STATUS_SUCCESS)
+        return st;
+      if (const cublasStatus_t st = cublasLtMatmulDescSetAttribute(c.op.get(), CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+                                                                   &g.scale_a, sizeof g.scale_a);
+          st != CUBLAS_STATUS_SUCCESS)
+        return st;
+    }
     return cublasLtMatmul(lt, c.op.get(), &g.alpha, g.b, c.lt_a.get(), g.a, c.lt_b.get(), &g.beta, out, c.lt_c.get(),
                           out, c.lt_c.get(), &algo, workspace.data(), workspace.bytes(), stream);
   }
@@ -250,18 +268,28 @@ const Choice& Cublas::Tuner::choose(cublasHandle_t h, const GemmCall& g, cudaStr
   // A capture records work without running it, and a search must run and wait.
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   CUDALABS_CHECK(cudaStreamIsCapturing(stream, &capture));
-  if (capture != cudaStreamCaptureStatusNone) return unsearched;
+  const bool fp8 = g.inputs == GemmInputs::fp8_e4m3;  // cuBLASLt only: no classic path to fall back on
+  if (capture != cudaStreamCaptureStatusNone) {
+    if (fp8)
+      throw CudaError("an FP8 GEMM of a new shape inside a CUDA graph capture: cuBLASLt's algorithm must be chosen "
+                      "first (call prepare_gemm before the capture)");
+    return unsearched;
+  }
   // A run that only checks (--check-only: the grader's correctness runs, the
   // sanitizers) needs a right answer, not the fastest: no search. Under
   // racecheck the ~60 GEMMs of one search took most of a lab's grading time.
-  if (const char* v = std::getenv("CUDALABS_CHECK_ONLY"); v && std::string(v) == "1") return unsearched;
+  // FP8 there takes the heuristic's first offer that runs, untimed.
+  if (const char* v = std::getenv("CUDALABS_CHECK_ONLY"); v && std::string(v) == "1") {
+    if (!fp8) return unsearched;
+    return *choices.emplace(key, search(h, g, stream, false)).first->second;
+  }
   return *choices.emplace(key, search(h, g, stream)).first->second;
 }
 
 // Times the classic cublasSgemm and every algorithm the cuBLASLt heuristic
 // offers on this shape, into a scratch C (the caller's C is neither read nor
 // written), and keeps the fastest.
-std::unique_ptr<Choice> Cublas::Tuner::search(cublasHandle_t h, const GemmCall& g, cudaStream_t stream) {
+std::unique_ptr<Choice> Cublas::Tuner::search(cublasHandle_t h, const GemmCall& g, cudaStream_t stream, bool timed) {
   auto choice = std::make_unique<Choice>();
   choice->m = g.m, choice->n = g.n, choice->k = g.k, choice->batch = g.batch, choice->b_transposed = g.b_transposed;
   choice->inputs = g.inputs;
@@ -312,15 +340,21 @@ std::unique_ptr<Choice> Cublas::Tuner::search(cublasHandle_t h, const GemmCall& 
   DeviceBuffer<float> scratch(c_elements(g), "scratch C of the cuBLAS algorithm search");
   scratch.zero(stream);  // read when beta != 0: finite values, the same for every candidate
 
-  // Candidate 0 is the classic cublasSgemm (cublasGemmEx), candidate i > 0 the heuristic's offer i - 1.
+  // Candidate 0 is the classic cublasSgemm (cublasGemmEx), candidate i > 0 the
+  // heuristic's offer i - 1. FP8 has no classic path (cublasGemmEx takes no
+  // FP8): its candidates are the offers only.
+  const bool fp8 = g.inputs == GemmInputs::fp8_e4m3;
   auto run = [&](int i) {
     if (i == 0) return run_classic(h, g, scratch.data(), stream);
     return run_lt(*choice, offered[static_cast<std::size_t>(i - 1)].algo, g, scratch.data(), stream);
   };
   // One untimed run each: loads the kernel's module (lazy loading), and drops
   // an offer that refuses to run.
-  CUDALABS_CHECK_CUBLAS(run(0));
-  std::vector<int> candidates{0};
+  std::vector<int> candidates;
+  if (!fp8) {
+    CUDALABS_CHECK_CUBLAS(run(0));
+    candidates.push_back(0);
+  }
   for (int i = 1; i <= offered_count; ++i) {
     const auto& offer = offered[static_cast<std::size_t>(i - 1)];
     if (offer.state == CUBLAS_STATUS_SUCCESS && offer.workspaceSize <= workspace.bytes() &&
@@ -328,6 +362,18 @@ std::unique_ptr<Choice> Cublas::Tuner::search(cublasHandle_t h, const GemmCall& 
       candidates.push_back(i);
   }
   CUDALABS_CHECK(cudaStreamSynchronize(stream));
+  if (candidates.empty())
+    throw CudaError("cuBLASLt offers no FP8 (e4m3) algorithm that runs for " + std::to_string(g.m) + "x" +
+                    std::to_string(g.n) + "x" + std::to_string(g.k) + " on this GPU (FP8 needs compute capability "
+                    "8.9 or 9.0, k a multiple of 16 and 16-byte aligned rows)");
+  if (!timed) {
+    choice->lt = true;
+    choice->algo = offered[static_cast<std::size_t>(candidates[0] - 1)].algo;
+    choice->description = "cuBLASLt algorithm #" + std::to_string(candidates[0]) + " of the " +
+                          std::to_string(offered_count) + " its heuristic offered, the first that ran (untimed: "
+                          "--check-only) (" + describe_lt(choice->algo) + ")";
+    return choice;
+  }
 
   const Event start, stop;
   auto time_reps = [&](int i, int reps) {
@@ -349,7 +395,7 @@ std::unique_ptr<Choice> Cublas::Tuner::search(cublasHandle_t h, const GemmCall& 
   for (std::size_t c = 0; c < candidates.size(); ++c) ms[c] = median(per_round[c]);
 
   const std::size_t best = static_cast<std::size_t>(std::min_element(ms.begin(), ms.end()) - ms.begin());
-  const double classic_ms = ms[0];
+  const double classic_ms = fp8 ? 0.0 : ms[0];
   const std::string offers = std::to_string(offered_count) + " algorithm" + (offered_count == 1 ? "" : "s");
   if (candidates[best] == 0) {
     std::string d = std::string("the classic ") + classic_name(g.inputs) + ", faster than the " + offers +
@@ -367,8 +413,10 @@ std::unique_ptr<Choice> Cublas::Tuner::search(cublasHandle_t h, const GemmCall& 
     choice->lt = true;
     choice->algo = offered[static_cast<std::size_t>(candidates[best] - 1)].algo;
     choice->description = "cuBLASLt algorithm #" + std::to_string(candidates[best]) + " of the " + offers +
-                          " its heuristic offered (" + describe_lt(choice->algo) + "): " +
-                          ratio(classic_ms / ms[best]) + " the speed of the classic " + classic_name(g.inputs);
+                          " its heuristic offered (" + describe_lt(choice->algo) + ")" +
+                          (fp8 ? std::string(", the fastest of them") : ": " + ratio(classic_ms / ms[best]) +
+                                                                            " the speed of the classic " +
+                                                                            classic_name(g.inputs));
   }
   return choice;
 }
@@ -409,6 +457,13 @@ void Cublas::gemm(GemmInputs inputs, const void* a, const void* b, float* c, int
     CUDALABS_CHECK_CUBLAS(tuner_->run_lt(choice, choice.algo, g, c, stream));
   else
     CUDALABS_CHECK_CUBLAS(run_classic(h_, g, c, stream));
+}
+
+void Cublas::gemm_fp8_e4m3(const void* a, const void* b, const float* scale_a, const float* scale_b, float* c,
+                           int m, int n, int k, cudaStream_t stream) const {
+  const GemmCall g{a, b, c, m, n, k, 1, 0, 0, 0, 1.0f, 0.0f, true, GemmInputs::fp8_e4m3, scale_a, scale_b};
+  const Choice& choice = tuner_->choose(h_, g, stream);
+  CUDALABS_CHECK_CUBLAS(tuner_->run_lt(choice, choice.algo, g, c, stream));
 }
 
 void Cublas::prepare_sgemm(const float* a, const float* b, const float* c, int m, int n, int k, cudaStream_t stream,

@@ -60,6 +60,7 @@ const char* to_string(Peak p) {
     case Peak::bf16_tensor: return "bf16_tensor";
     case Peak::tf32_tensor: return "tf32_tensor";
     case Peak::int8_tensor: return "int8_tensor";
+    case Peak::fp8_tensor: return "fp8_tensor";
   }
   return "?";
 }
@@ -69,7 +70,7 @@ double DeviceInfo::peak_gflops(Peak p) const {
   // 128 from sm_86 on. FP64: 64 lanes + FP64 tensor cores on sm_80/90 (2x),
   // otherwise 1/32 of FP32 or less. FP16 tensor (FP32 accumulate): sm_70/75 1024,
   // sm_80 2048, sm_86/89/120 1024 (2048 taken: GeForce parts differ), sm_90 4096,
-  // sm_100 8192. TF32 = FP16 / 2, INT8 = FP16 x 2.
+  // sm_100 8192. TF32 = FP16 / 2, INT8 = FP16 x 2, FP8 (sm_89 on) = FP16 x 2.
   const int cc = cc_major * 10 + cc_minor;
   double fp32 = cc >= 86 ? 256 : 128;
   double fp64 = cc == 80 ? 128 : cc == 90 ? 256 : cc == 70 ? 64 : fp32 / 16;
@@ -83,6 +84,7 @@ double DeviceInfo::peak_gflops(Peak p) const {
     case Peak::bf16_tensor: per_clock = fp16; break;
     case Peak::tf32_tensor: per_clock = fp16 / 2; break;
     case Peak::int8_tensor: per_clock = fp16 * 2; break;
+    case Peak::fp8_tensor: per_clock = cc >= 89 ? fp16 * 2 : fp16; break;  // no FP8 tensor cores before sm_89
   }
   return per_clock * sm_count * (sm_clock_khz * 1e3) / 1e9;
 }

@@ -2,25 +2,11 @@
 // -gencode=arch=compute_90a,code=sm_90a when the configured architectures
 // include 9.0 (meson.build). Meson's project-wide -gencode flags compile it
 // for the other configured targets too, where the kernel is an empty body:
-// which image the GPU runs is asked of the GPU itself (the probe below).
+// which image the GPU runs is asked of the GPU itself (the probe of
+// cudalabs/hopper.cuh, compiled into this translation unit).
 #include "kernels.hpp"
 
 #include <wgmma_tma.cuh>
-
-#include <cudalabs/memory.hpp>
-
-namespace {
-
-// 1 when the code running is the sm_90a image (wgmma and TMA compiled in).
-__global__ void sm90a_probe_kernel(int* compiled_for_sm90a) {
-#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  *compiled_for_sm90a = 1;
-#else
-  *compiled_for_sm90a = 0;
-#endif
-}
-
-}  // namespace
 
 namespace lab30 {
 
@@ -36,19 +22,7 @@ cudalabs::KernelResources wgmma_tma_resources(bool bf16) {
               : resources_of(gemm_wgmma_tma_kernel<__half, 2, WideTile>, wgmma_step::threads, WideTile::smem_bytes);
 }
 
-std::string wgmma_tma_unavailable() {
-  const cudalabs::DeviceInfo& dev = cudalabs::current_device();
-  if (dev.cc_major != 9 || dev.cc_minor != 0)
-    return "needs a Hopper GPU (compute capability 9.0: wgmma and TMA exist only in sm_90a code); this is " +
-           dev.name + ", compute capability " + dev.cc();
-  cudalabs::DeviceBuffer<int> flag(1, "sm_90a probe flag");
-  sm90a_probe_kernel<<<1, 1>>>(flag.data());
-  CUDALABS_CHECK_LAUNCH("sm90a_probe_kernel");
-  CUDALABS_CHECK(cudaDeviceSynchronize());
-  if (flag.download().at(0) != 1)
-    return "this program holds no sm_90a code for the GPU to run (built without 9.0 among the architectures: "
-           "reconfigure with -Dgpu_arch=9.0 or with 9.0 in the list)";
-  return "";
-}
+// The probe (cudalabs/hopper.cuh) runs this translation unit's own image.
+std::string wgmma_tma_unavailable() { return cudalabs::hopper::sm90a_unavailable(); }
 
 }  // namespace lab30

@@ -173,6 +173,14 @@ __host__ __device__ inline int column_box(int cols) {
 struct SplitK {
   int splits, split_slices;
 };
+
+// Scales of the product, applied to C as it is stored: C = (*a)·(*b)·(A·Bᵀ),
+// device pointers (lab 33's per-tensor FP8 scales, computed on the GPU);
+// null (lab 30): C = A·Bᵀ.
+struct OutputScale {
+  const float* a = nullptr;
+  const float* b = nullptr;
+};
 inline SplitK split_k_plan(int tiles, int slices, int sms) {
   const int wanted = std::max(1, std::min(sms / tiles, slices / min_split_slices));
   const int split_slices = cudalabs::ceil_div(slices, wanted);
@@ -351,7 +359,7 @@ template <typename T, int Cluster, class Shape>
 __global__ void __launch_bounds__(wgmma_step::threads, 1)
     gemm_wgmma_tma_kernel(const __grid_constant__ CUtensorMap rows_map, const __grid_constant__ CUtensorMap cols_map,
                           float* __restrict__ c, int m, int n, int k, const wgmma_step::Schedule plan,
-                          float* __restrict__ partials, int* __restrict__ flags) {
+                          float* __restrict__ partials, int* __restrict__ flags, const wgmma_step::OutputScale scale) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   // BEGIN SOLUTION wgmma_tma
   using namespace wgmma_step;
@@ -509,9 +517,10 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
       const int row0 = tile.row0 + Shape::row_offset(consumer) + 16 * (in_group / 32);
       const int col0 = tile.col0 + Shape::col_offset(consumer);
       const bool add = work.finish == Finish::atomic_add;
+      const float alpha = scale.a != nullptr ? *scale.a * *scale.b : 1.0f;  // x·1 = x exactly: lab 30's C unchanged
 #pragma unroll
       for (int j = 0; j < fragments; ++j) {
-        const float fragment[4] = {acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]};
+        const float fragment[4] = {alpha * acc[4 * j], alpha * acc[4 * j + 1], alpha * acc[4 * j + 2], alpha * acc[4 * j + 3]};
         if constexpr (Shape::transposed)
           add ? store_transposed_16x8<true>(c, m, n, row0, col0 + 8 * j, fragment)
               : store_transposed_16x8<false>(c, m, n, row0, col0 + 8 * j, fragment);
@@ -533,19 +542,20 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
   // STUB: // empty barriers count both blocks' consumer warps (lane r arrives on block r's); cluster_sync after barrier
   // STUB: // init and before exit.
 #else
-  (void)rows_map, (void)cols_map, (void)c, (void)m, (void)n, (void)k, (void)plan, (void)partials, (void)flags;
+  (void)rows_map, (void)cols_map, (void)c, (void)m, (void)n, (void)k, (void)plan, (void)partials, (void)flags, (void)scale;
 #endif
 }
 
-// Copies a row-major [rows × k] matrix into [rows × padded_k], zeros in the
-// added columns: a row pitch TMA accepts.
+// Copies a row-major [rows × k] matrix of elements' bits (element_bits) into
+// [rows × padded_k], zero bits (0.0 in FP16, BF16 and FP8) in the added
+// columns: a row pitch TMA accepts.
 template <typename T>
 __global__ void pad_columns_kernel(const T* __restrict__ in, T* __restrict__ out, int rows, int k, int padded_k) {
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= static_cast<std::int64_t>(rows) * padded_k) return;
   const int col = static_cast<int>(i % padded_k);
   const std::int64_t row = i / padded_k;
-  out[i] = col < k ? in[row * k + col] : T(0.0f);
+  out[i] = col < k ? in[row * k + col] : T{0};
 }
 
 // The tensor map of a row-major [rows × k] matrix of T read in boxes of
@@ -597,7 +607,8 @@ int resident_pairs() {
 // C = A·Bᵀ in tiles of Shape (A, B with padded_k columns, a pitch TMA takes):
 // the schedule of its tiles on the SMs, and the launch.
 template <typename T, class Shape>
-void gemm_wgmma_tiles(const T* a, const T* b, float* c, int m, int n, int padded_k, cudaStream_t stream) {
+void gemm_wgmma_tiles(const T* a, const T* b, float* c, int m, int n, int padded_k, cudaStream_t stream,
+                      wgmma_step::OutputScale scale) {
   // BEGIN SOLUTION wgmma_tma
   using namespace wgmma_step;
   opt_in_shared_memory_once<gemm_wgmma_tma_kernel<T, 1, Shape>, Shape::smem_bytes>();  // 193 to 217 KB
@@ -644,20 +655,21 @@ void gemm_wgmma_tiles(const T* a, const T* b, float* c, int m, int n, int padded
       cudaLaunchAttribute attribute;
       const cudaLaunchConfig_t config = pair_launch(static_cast<unsigned>(plan.workers), stream, attribute);
       CUDALABS_CHECK(cudaLaunchKernelEx(&config, gemm_wgmma_tma_kernel<T, 2, Shape>, rows_map, cols_map, c, m, n,
-                                        padded_k, plan, partials, flags));
+                                        padded_k, plan, partials, flags, scale));
     }
   }
   if (!pairs)
     gemm_wgmma_tma_kernel<T, 1, Shape><<<static_cast<unsigned>(plan.workers), threads, Shape::smem_bytes, stream>>>(
-        rows_map, cols_map, c, m, n, padded_k, plan, partials, flags);
+        rows_map, cols_map, c, m, n, padded_k, plan, partials, flags, scale);
   CUDALABS_CHECK_LAUNCH("gemm_wgmma_tma_kernel");
   cudalabs::stream_free(partials, stream);
   // END SOLUTION
-  // STUB: cudalabs::not_implemented("gemm_wgmma_tiles", a, b, c, m, n, padded_k, stream);
+  // STUB: cudalabs::not_implemented("gemm_wgmma_tiles", a, b, c, m, n, padded_k, stream, scale);
 }
 
 template <typename T>
-void gemm_wgmma_tma(const T* a, const T* b, float* c, int m, int n, int k, cudaStream_t stream) {
+void gemm_wgmma_tma(const T* a, const T* b, float* c, int m, int n, int k, cudaStream_t stream,
+                    wgmma_step::OutputScale scale = {}) {
   // BEGIN SOLUTION wgmma_tma
   using namespace wgmma_step;
   gemm_wgmma_tma_prepare<T>();
@@ -668,32 +680,33 @@ void gemm_wgmma_tma(const T* a, const T* b, float* c, int m, int n, int k, cudaS
     padded_k = cudalabs::ceil_div(k, pitch_elements) * pitch_elements;
     const std::int64_t a_count = static_cast<std::int64_t>(m) * padded_k, b_count = static_cast<std::int64_t>(n) * padded_k;
     padded = static_cast<T*>(cudalabs::stream_alloc((a_count + b_count) * sizeof(T), "wgmma_tma's padded A and B", stream));
-    pad_columns_kernel<T><<<static_cast<unsigned>(cudalabs::ceil_div<std::int64_t>(a_count, 256)), 256, 0, stream>>>(
-        a, padded, m, k, padded_k);
+    using Bits = element_bits<T>;  // moved as bits: zero bits are zero in every input type
+    pad_columns_kernel<Bits><<<static_cast<unsigned>(cudalabs::ceil_div<std::int64_t>(a_count, 256)), 256, 0, stream>>>(
+        reinterpret_cast<const Bits*>(a), reinterpret_cast<Bits*>(padded), m, k, padded_k);
     CUDALABS_CHECK_LAUNCH("pad_columns_kernel (A)");
-    pad_columns_kernel<T><<<static_cast<unsigned>(cudalabs::ceil_div<std::int64_t>(b_count, 256)), 256, 0, stream>>>(
-        b, padded + a_count, n, k, padded_k);
+    pad_columns_kernel<Bits><<<static_cast<unsigned>(cudalabs::ceil_div<std::int64_t>(b_count, 256)), 256, 0, stream>>>(
+        reinterpret_cast<const Bits*>(b), reinterpret_cast<Bits*>(padded + a_count), n, k, padded_k);
     CUDALABS_CHECK_LAUNCH("pad_columns_kernel (B)");
     a = padded;
     b = padded + a_count;
   }
   // The tile's shape for the shape of C: skinny (m <= 128: Cᵀ) or wide.
   if (m > 128) {
-    gemm_wgmma_tiles<T, WideTile>(a, b, c, m, n, padded_k, stream);
+    gemm_wgmma_tiles<T, WideTile>(a, b, c, m, n, padded_k, stream, scale);
   } else {
     const SkinnyChoice tile = skinny_tile_for(m, n, padded_k, cudalabs::current_device().sm_count);
     if (tile.rows == 64) {
-      if (tile.cols == 32) gemm_wgmma_tiles<T, SkinnyTile<64, 32>>(a, b, c, m, n, padded_k, stream);
-      else if (tile.cols == 64) gemm_wgmma_tiles<T, SkinnyTile<64, 64>>(a, b, c, m, n, padded_k, stream);
-      else gemm_wgmma_tiles<T, SkinnyTile<64, 128>>(a, b, c, m, n, padded_k, stream);
+      if (tile.cols == 32) gemm_wgmma_tiles<T, SkinnyTile<64, 32>>(a, b, c, m, n, padded_k, stream, scale);
+      else if (tile.cols == 64) gemm_wgmma_tiles<T, SkinnyTile<64, 64>>(a, b, c, m, n, padded_k, stream, scale);
+      else gemm_wgmma_tiles<T, SkinnyTile<64, 128>>(a, b, c, m, n, padded_k, stream, scale);
     } else {
-      if (tile.cols == 16) gemm_wgmma_tiles<T, SkinnyTile<128, 16>>(a, b, c, m, n, padded_k, stream);
-      else if (tile.cols == 32) gemm_wgmma_tiles<T, SkinnyTile<128, 32>>(a, b, c, m, n, padded_k, stream);
-      else if (tile.cols == 64) gemm_wgmma_tiles<T, SkinnyTile<128, 64>>(a, b, c, m, n, padded_k, stream);
-      else gemm_wgmma_tiles<T, SkinnyTile<128, 128>>(a, b, c, m, n, padded_k, stream);
+      if (tile.cols == 16) gemm_wgmma_tiles<T, SkinnyTile<128, 16>>(a, b, c, m, n, padded_k, stream, scale);
+      else if (tile.cols == 32) gemm_wgmma_tiles<T, SkinnyTile<128, 32>>(a, b, c, m, n, padded_k, stream, scale);
+      else if (tile.cols == 64) gemm_wgmma_tiles<T, SkinnyTile<128, 64>>(a, b, c, m, n, padded_k, stream, scale);
+      else gemm_wgmma_tiles<T, SkinnyTile<128, 128>>(a, b, c, m, n, padded_k, stream, scale);
     }
   }
   cudalabs::stream_free(padded, stream);
   // END SOLUTION
-  // STUB: cudalabs::not_implemented("gemm_wgmma_tma", a, b, c, m, n, k, stream);
+  // STUB: cudalabs::not_implemented("gemm_wgmma_tma", a, b, c, m, n, k, stream, scale);
 }

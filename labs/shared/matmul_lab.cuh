@@ -1,5 +1,5 @@
 #pragma once
-// The host side every matrix-multiply lab shares (05, 09, 10, 11, 18, 30, 32): random
+// The host side every matrix-multiply lab shares (05, 09, 10, 11, 18, 30, 32; 33 its row sampling): random
 // inputs, cuBLAS SGEMM as the baseline measured first at each size, the checks,
 // and one measure() per variant. A lab supplies only its kernels, as a table of
 // MatmulVariant whose launch and resources call the lab's kernels.hpp.
@@ -101,18 +101,19 @@ inline void matmul_to_half(const float* in, __half* out, std::int64_t n, cudaStr
 namespace matmul_detail {
 
 // Rows of C checked against the CPU: all of them when the CPU reference is
-// cheap (m·n·k <= 2^31 multiply-adds: a second or two on a few cores),
-// otherwise 64: row 0 and row m-1, where edge bugs live, and 62 others drawn
-// from `seed`, so that a kernel cannot know in advance which rows are looked at.
-inline std::vector<int> rows_to_check(int m, int n, int k, std::uint64_t seed) {
-  constexpr int sampled_rows = 64;
+// cheap (m·n·k <= all_up_to multiply-adds; 2^31: a second or two on a few
+// cores), otherwise `sampled_rows`: row 0 and row m-1, where edge bugs live,
+// and others drawn from `seed`, so that a kernel cannot know in advance which
+// rows are looked at. (Lab 33's reference does eight sums per product: 2^28, 8 rows.)
+inline std::vector<int> rows_to_check(int m, int n, int k, std::uint64_t seed, double all_up_to = 2147483648.0,
+                                      int sampled_rows = 64) {
   std::vector<int> rows;
-  if (static_cast<double>(m) * n * k <= 2147483648.0 || m <= sampled_rows) {
+  if (static_cast<double>(m) * n * k <= all_up_to || m <= sampled_rows) {
     for (int i = 0; i < m; ++i) rows.push_back(i);
     return rows;
   }
   rows = {0, m - 1};
-  for (std::uint64_t draw = 0; rows.size() < sampled_rows; ++draw) {
+  for (std::uint64_t draw = 0; rows.size() < static_cast<std::size_t>(sampled_rows); ++draw) {
     const int row = 1 + static_cast<int>(cudalabs::mix_seed(seed, draw) % static_cast<std::uint64_t>(m - 2));
     if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
   }

@@ -21,7 +21,8 @@ namespace cudalabs {
 // FP32 in every case. fp16/bf16: A and B hold __half / __nv_bfloat16, on the
 // tensor cores. tf32: A and B hold floats that the tensor cores read as TF32
 // (CUBLAS_COMPUTE_32F_FAST_TF32: 10 of the 23 mantissa bits). fp32: as sgemm().
-enum class GemmInputs { fp32, fp16, bf16, tf32 };
+// fp8_e4m3: A and B hold __nv_fp8_e4m3, with per-tensor scales (gemm_fp8_e4m3).
+enum class GemmInputs { fp32, fp16, bf16, tf32, fp8_e4m3 };
 const char* to_string(GemmInputs t);
 
 void check_cublas(cublasStatus_t status, const char* expr, const char* file, int line);
@@ -64,6 +65,15 @@ class Cublas {
   // the fastest kept (lab 30's baseline). alpha = 1, beta = 0.
   void gemm(GemmInputs inputs, const void* a, const void* b, float* c, int m, int n, int k, cudaStream_t stream,
             bool b_transposed = false) const;
+  // C[m×n] (FP32) = (*scale_a)·(*scale_b) · A[m×k] · Bᵀ, A and B FP8 e4m3
+  // stored [m×k] and [n×k] row-major (the one layout cuBLASLt's FP8 GEMM
+  // takes), the scales device floats (CUBLASLT_MATMUL_DESC_{A,B}_SCALE_POINTER),
+  // FP32 accumulation as cuBLASLt does it. cuBLASLt only (cublasGemmEx has no
+  // FP8): the same search per shape among the heuristic's offers; with
+  // CUDALABS_CHECK_ONLY=1 its first offer that runs. Compute capability 8.9
+  // or 9.0, k a multiple of 16; otherwise a CudaError that says so.
+  void gemm_fp8_e4m3(const void* a, const void* b, const float* scale_a, const float* scale_b, float* c, int m, int n,
+                     int k, cudaStream_t stream) const;
   // As prepare_sgemm(), for gemm().
   void prepare_gemm(GemmInputs inputs, const void* a, const void* b, const float* c, int m, int n, int k,
                     cudaStream_t stream, bool b_transposed = false) const;

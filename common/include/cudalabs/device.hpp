@@ -11,7 +11,7 @@
 namespace cudalabs {
 
 // The arithmetic a variant's FLOP/s are bounded by (plausibility gate).
-enum class Peak { fp32, fp64, fp16_tensor, bf16_tensor, tf32_tensor, int8_tensor };
+enum class Peak { fp32, fp64, fp16_tensor, bf16_tensor, tf32_tensor, int8_tensor, fp8_tensor };
 const char* to_string(Peak p);
 
 struct DeviceInfo {

@@ -21,6 +21,7 @@
 #include <cudaTypedefs.h>   // PFN_cuTensorMapEncodeTiled
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime_api.h>
 
 #include <array>
@@ -29,7 +30,9 @@
 #include <string>
 #include <type_traits>
 
+#include "device.hpp"
 #include "error.hpp"
+#include "memory.hpp"
 #include "mma.cuh"
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -342,6 +345,13 @@ __device__ inline std::uint64_t smem_descriptor_128b_mn_major(const void* tile, 
                "}, %" #A0 ", %" #A1 ", p, 1, 1, 0, 0;\n}\n"                                                  \
                : CUDALABS_WGMMA_D_##ACC                                                                      \
                : "l"(a_desc), "l"(b_desc), "r"(accumulate ? 1 : 0))
+// FP8 (lab 33): m64nNk32, no transpose immediates (both operands K-major only).
+#define CUDALABS_WGMMA_SS_E4M3(N, ACC, A0, A1, A2)                                                         \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #A2 ", 0;\n"                                             \
+               "wgmma.mma_async.sync.aligned.m64n" #N "k32.f32.e4m3.e4m3 {" CUDALABS_WGMMA_REGS_##ACC            \
+               "}, %" #A0 ", %" #A1 ", p, 1, 1;\n}\n"                                                        \
+               : CUDALABS_WGMMA_D_##ACC                                                                      \
+               : "l"(a_desc), "l"(b_desc), "r"(accumulate ? 1 : 0))
 #define CUDALABS_WGMMA_RS(TYPE, N, ACC, A0, A1, A2, A3, A4, A5)                                              \
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #A5 ", 0;\n"                                             \
                "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." #TYPE "." #TYPE " {" CUDALABS_WGMMA_REGS_##ACC \
@@ -349,14 +359,27 @@ __device__ inline std::uint64_t smem_descriptor_128b_mn_major(const void* tile, 
                : CUDALABS_WGMMA_D_##ACC                                                                      \
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate ? 1 : 0))
 
+//
+// T = __nv_fp8x2_e4m3, a pair of FP8 e4m3 values along k (lab 33): the same
+// 32 bytes of k per instruction as 16 FP16/BF16 elements, so an FP8 row of
+// 128 bytes is 64 pairs and every tile, box, swizzle and descriptor step
+// above is unchanged; the instruction is m64nNk32.f32.e4m3.e4m3 (FP8 takes
+// no transpose immediates: both operands K-major, as here).
 template <int N, typename T>
 __device__ inline void wgmma_ss(float (&d)[N / 2], std::uint64_t a_desc, std::uint64_t b_desc, bool accumulate) {
-  static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "FP16 or BF16 inputs");
+  static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __nv_fp8x2_e4m3>,
+                "FP16, BF16 or pairs of FP8 e4m3 inputs");
   static_assert(N == 16 || N == 32 || N == 64 || N == 128 || N == 256,
                 "wgmma_ss: N = 16, 32, 64, 128 or 256 (add the operand list for others)");
 #ifdef CUDALABS_SM90A
   constexpr bool fp16 = std::is_same_v<T, __half>;
-  if constexpr (N == 16) {
+  if constexpr (std::is_same_v<T, __nv_fp8x2_e4m3>) {
+    if constexpr (N == 16) CUDALABS_WGMMA_SS_E4M3(16, 8, 8, 9, 10);
+    else if constexpr (N == 32) CUDALABS_WGMMA_SS_E4M3(32, 16, 16, 17, 18);
+    else if constexpr (N == 64) CUDALABS_WGMMA_SS_E4M3(64, 32, 32, 33, 34);
+    else if constexpr (N == 128) CUDALABS_WGMMA_SS_E4M3(128, 64, 64, 65, 66);
+    else CUDALABS_WGMMA_SS_E4M3(256, 128, 128, 129, 130);
+  } else if constexpr (N == 16) {
     if constexpr (fp16) CUDALABS_WGMMA_SS(f16, 16, 8, 8, 9, 10); else CUDALABS_WGMMA_SS(bf16, 16, 8, 8, 9, 10);
   } else if constexpr (N == 32) {
     if constexpr (fp16) CUDALABS_WGMMA_SS(f16, 32, 16, 16, 17, 18); else CUDALABS_WGMMA_SS(bf16, 32, 16, 16, 17, 18);
@@ -394,6 +417,7 @@ __device__ inline void wgmma_rs(float (&d)[N / 2], const std::uint32_t (&a)[4], 
 #endif
 }
 #undef CUDALABS_WGMMA_SS
+#undef CUDALABS_WGMMA_SS_E4M3
 #undef CUDALABS_WGMMA_RS
 #undef CUDALABS_WGMMA_REGS_8
 #undef CUDALABS_WGMMA_REGS_16
@@ -427,7 +451,8 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return encode;
 }
 
-// The tensor map of a Rank-dimensional FP16/BF16 tensor at `base`, read in
+// The tensor map of a Rank-dimensional FP16/BF16 tensor (or of pairs of FP8
+// e4m3 values, moved as 16-bit words: TMA copies bytes) at `base`, read in
 // boxes that land in shared memory with the 128-byte swizzle (the layout the
 // descriptors above name), zeros where a box leaves the tensor. Innermost
 // dimension first: dims[0] contiguous; strides[i] (elements) steps dimension
@@ -437,7 +462,8 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 template <std::size_t Rank, typename T>
 CUtensorMap tensor_map_128b(const T* base, const std::array<std::int64_t, Rank>& dims,
                             const std::array<std::int64_t, Rank - 1>& strides, const std::array<int, Rank>& box) {
-  static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "FP16 or BF16 tensors");
+  static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __nv_fp8x2_e4m3>,
+                "FP16, BF16 or FP8 e4m3 pair tensors");
   static_assert(Rank >= 2 && Rank <= 5, "TMA tensor maps have 2 to 5 dimensions (here)");
   cuuint64_t dims_[Rank], strides_[Rank - 1];
   cuuint32_t box_[Rank], unit[Rank];
@@ -449,7 +475,10 @@ CUtensorMap tensor_map_128b(const T* base, const std::array<std::int64_t, Rank>&
   }
   CUtensorMap map;
   const CUresult r = tensor_map_encoder()(
-      &map, std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+      &map,
+      std::is_same_v<T, __half>            ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+      : std::is_same_v<T, __nv_bfloat16>   ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                           : CU_TENSOR_MAP_DATA_TYPE_UINT16,
       static_cast<cuuint32_t>(Rank), const_cast<T*>(base), dims_, strides_, box_, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
       CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
@@ -461,5 +490,39 @@ CUtensorMap tensor_map_128b(const T* base, const std::array<std::int64_t, Rank>&
   }
   return map;
 }
+
+// ---- host: can the sm_90a code run here? -------------------------------------------------
+
+// The probe is compiled into each translation unit that includes this header
+// (internal linkage: a TU built for sm_90a asks about its own image, never
+// another TU's): 1 when the code the GPU runs is the sm_90a image.
+namespace {
+[[maybe_unused]] __global__ void sm90a_probe_kernel(int* compiled_for_sm90a) {
+#ifdef CUDALABS_SM90A
+  *compiled_for_sm90a = 1;
+#else
+  *compiled_for_sm90a = 0;
+#endif
+}
+
+// Why this translation unit's sm_90a kernels cannot run on the current
+// device, "" when they can: the GPU is not a Hopper (compute capability 9.0),
+// or the program holds no sm_90a code for it (built without 9.0 among the
+// architectures). Host only; runs a one-thread kernel and waits for it.
+[[maybe_unused]] std::string sm90a_unavailable() {
+  const DeviceInfo& dev = current_device();
+  if (dev.cc_major != 9 || dev.cc_minor != 0)
+    return "needs a Hopper GPU (compute capability 9.0: wgmma and TMA exist only in sm_90a code); this is " +
+           dev.name + ", compute capability " + dev.cc();
+  DeviceBuffer<int> flag(1, "sm_90a probe flag");
+  sm90a_probe_kernel<<<1, 1>>>(flag.data());
+  CUDALABS_CHECK_LAUNCH("sm90a_probe_kernel");
+  CUDALABS_CHECK(cudaDeviceSynchronize());
+  if (flag.download().at(0) != 1)
+    return "this program holds no sm_90a code for the GPU to run (built without 9.0 among the architectures: "
+           "reconfigure with -Dgpu_arch=9.0 or with 9.0 in the list)";
+  return "";
+}
+}  // namespace
 
 }  // namespace cudalabs::hopper

@@ -1,0 +1,47 @@
+#pragma once
+// Step 4 — block-scaled FP8 GEMM: 1 × 128 activation scales, 128 × 128 weight
+// scales, applied at each promotion.
+//
+// With per-tensor scales one outlier decides the scale of a whole matrix
+// (step 1). DeepSeek-V3 scales activations per row per 128 of k and weights
+// per 128 × 128 block; a product then is
+//   C[i][j] = Σ_kb  sa[i][kb] · sb[j/128][kb] · Σ_{k in kb} qa[i][k] · qb[j][k],
+// and the inner sum is exactly what step 3 promotes: one 128-wide slice of k
+// in one tile of 128 columns (a tile's columns are one block of B's rows).
+// So the scales cost nothing in the tensor core: at each promotion the thread
+// multiplies the slice's partial sums by sa of its row and sb of the tile
+// (one FMA per accumulator instead of an FADD), and C needs no final scale.
+//
+// Each thread needs, per slice, sa for its two rows (g, g + 8) and the tile's
+// one sb: three loads from L2-resident scale arrays, issued before the
+// slice's wait so that the loads' latency hides behind the TMA and the wgmma.
+// (DeepGEMM loads A's scales into shared memory with TMA alongside A: fewer
+// load instructions; a step to try.)
+#include "promoted_fp8.cuh"
+
+namespace block_scaled_step {
+// sa [m][k_blocks] (1 × 128 groups of A), sb [ceil(n/128)][k_blocks] (128 ×
+// 128 blocks of B), k_blocks = ceil(k / 128), row-major, FP32.
+struct BlockScales {
+  const float* a;
+  const float* b;
+  int m, k_blocks;
+  using Slice = promoted_step::PerTensorScales::Slice;
+  // Rows past m are never stored: their factor is 0 (never a load past sa's end).
+  __device__ Slice slice(int row, int col0, int k_block) const {
+    const float weight = __ldg(b + (col0 / fp8::block) * k_blocks + k_block);
+    const float top = row < m ? __ldg(a + static_cast<std::int64_t>(row) * k_blocks + k_block) : 0.0f;
+    const float bottom = row + 8 < m ? __ldg(a + static_cast<std::int64_t>(row + 8) * k_blocks + k_block) : 0.0f;
+    return {top * weight, bottom * weight};
+  }
+  __device__ float output() const { return 1.0f; }
+};
+}  // namespace block_scaled_step
+
+// C = Σ over k-blocks of sa · sb · (qa · qbᵀ restricted to the block), FP32.
+inline void gemm_fp8_block_scaled(const __nv_fp8_e4m3* a, const __nv_fp8_e4m3* b, const float* a_scales,
+                                  const float* b_scales, float* c, int m, int n, int k, cudaStream_t stream) {
+  gemm_fp8_promoted_tiles(a, b, c, m, n, k,
+                          block_scaled_step::BlockScales{a_scales, b_scales, m, cudalabs::ceil_div(k, fp8::block)},
+                          stream);
+}

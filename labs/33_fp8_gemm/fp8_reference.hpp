@@ -1,0 +1,154 @@
+#pragma once
+// Lab 33's CPU references, course-owned (main.cu and fp8_format_test.cu):
+// the three quantisation schemes exactly as kernels.hpp specifies them
+// (fp8_format.hpp's rounding and scales), and rows of the products of the
+// quantised matrices and of the FP32 ones, with the bounds the checks use.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include <cudalabs/math.hpp>
+#include <cudalabs/reference.hpp>
+
+#include "fp8_format.hpp"
+
+namespace fp8_ref {
+
+struct Quantised {
+  std::vector<std::uint8_t> q;  // e4m3 codes, the input's shape
+  std::vector<float> scales;    // the scheme's scales (kernels.hpp: their order)
+};
+
+// Rounds x[i] / scale_of_element(i) for every element, in parallel.
+template <typename ScaleOf>
+std::vector<std::uint8_t> round_all(const std::vector<float>& x, ScaleOf scale_of_element) {
+  std::vector<std::uint8_t> q(x.size());
+  cudalabs::ref::parallel_for(x.size(), [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) q[i] = fp8::e4m3_from_float(x[i] / scale_of_element(i));
+  }, 1 << 16);
+  return q;
+}
+
+inline Quantised per_tensor(const std::vector<float>& x) {
+  float amax = 0.0f;
+  for (float v : x) amax = std::max(amax, std::fabs(v));
+  const float scale = fp8::scale_of(amax);
+  return {round_all(x, [&](std::size_t) { return scale; }), {scale}};
+}
+
+inline Quantised per_1x128(const std::vector<float>& x, int rows, int k) {
+  const int k_blocks = cudalabs::ceil_div(k, fp8::block);
+  std::vector<float> scales(static_cast<std::size_t>(rows) * k_blocks);
+  for (int r = 0; r < rows; ++r)
+    for (int kb = 0; kb < k_blocks; ++kb) {
+      float amax = 0.0f;
+      for (int c = kb * fp8::block; c < std::min(k, (kb + 1) * fp8::block); ++c)
+        amax = std::max(amax, std::fabs(x[static_cast<std::size_t>(r) * k + c]));
+      scales[static_cast<std::size_t>(r) * k_blocks + kb] = fp8::scale_of(amax);
+    }
+  return {round_all(x, [&](std::size_t i) { return scales[(i / k) * k_blocks + (i % k) / fp8::block]; }), scales};
+}
+
+inline Quantised per_128x128(const std::vector<float>& x, int rows, int k) {
+  const int k_blocks = cudalabs::ceil_div(k, fp8::block), row_blocks = cudalabs::ceil_div(rows, fp8::block);
+  std::vector<float> amax(static_cast<std::size_t>(row_blocks) * k_blocks, 0.0f);
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < k; ++c) {
+      float& m = amax[static_cast<std::size_t>(r / fp8::block) * k_blocks + c / fp8::block];
+      m = std::max(m, std::fabs(x[static_cast<std::size_t>(r) * k + c]));
+    }
+  std::vector<float> scales(amax.size());
+  for (std::size_t i = 0; i < amax.size(); ++i) scales[i] = fp8::scale_of(amax[i]);
+  return {round_all(x, [&](std::size_t i) {
+            return scales[(i / k) / fp8::block * k_blocks + (i % k) / fp8::block];
+          }),
+          scales};
+}
+
+// The values of the 256 e4m3 codes.
+inline const std::array<float, 256>& e4m3_values() {
+  static const std::array<float, 256> table = [] {
+    std::array<float, 256> t{};
+    for (int c = 0; c < 256; ++c) t[static_cast<std::size_t>(c)] = fp8::e4m3_to_float(static_cast<std::uint8_t>(c));
+    return t;
+  }();
+  return table;
+}
+
+// The inputs of one product in FP32 and in both quantised forms: per tensor
+// (A and B), and blocks (A 1 × 128, B 128 × 128).
+struct Inputs {
+  const std::vector<float>& a;  // [m × k]
+  const std::vector<float>& b;  // [n × k]
+  const Quantised& a_tensor;
+  const Quantised& b_tensor;
+  const Quantised& a_rows;
+  const Quantised& b_blocks;
+  int m, n, k;
+};
+
+// For each checked row of C (rows[i]) and each column j, at [i·n + j]:
+struct ProductRows {
+  std::vector<double> exact;             // Σ a·b, the FP32 inputs
+  std::vector<double> per_tensor;        // Σ (qa·sa)(qb·sb), per-tensor quantised
+  std::vector<double> block;             // Σ (qa·sa[row][kb])(qb·sb[j/128][kb]), block quantised
+  std::vector<double> abs_exact;         // Σ |a·b|
+  std::vector<double> abs_per_tensor;    // Σ |products| of the per-tensor values
+  std::vector<double> abs_block;         // Σ |products| of the block values
+  std::vector<double> rounding_per_tensor;  // Σ δa·|b̃| + |a|·δb, the quantisation bound (below)
+  std::vector<double> rounding_block;
+};
+
+// The error rounding to e4m3 leaves in x (scaled by s) is at most half a step:
+// 2^-4·|x| for normal values, 2^-10·s for subnormals (steps of 2^-9·s); so
+// δ(x) = 2^-4·|x| + 2^-10·s bounds both. A product's error is then at most
+// δa·|b̃| + |a|·δb (b̃ the rounded b): the bound of the check against the FP32
+// product, per element, before the accumulation's own error.
+inline double rounding_error_bound(float x, float scale) {
+  return std::ldexp(std::fabs(static_cast<double>(x)), -4) + std::ldexp(static_cast<double>(scale), -10);
+}
+
+inline ProductRows product_rows(const Inputs& in, const std::vector<int>& rows) {
+  const std::array<float, 256>& value = e4m3_values();
+  const int n = in.n, k = in.k, k_blocks = cudalabs::ceil_div(k, fp8::block);
+  const std::size_t count = rows.size() * static_cast<std::size_t>(n);
+  ProductRows p;
+  for (auto* v : {&p.exact, &p.per_tensor, &p.block, &p.abs_exact, &p.abs_per_tensor, &p.abs_block,
+                  &p.rounding_per_tensor, &p.rounding_block})
+    v->assign(count, 0.0);
+  const float sa = in.a_tensor.scales[0], sb = in.b_tensor.scales[0];
+  cudalabs::ref::parallel_for(count, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t idx = begin; idx < end; ++idx) {
+      const std::size_t row = static_cast<std::size_t>(rows[idx / static_cast<std::size_t>(n)]);
+      const std::size_t j = idx % static_cast<std::size_t>(n);
+      const float* a = in.a.data() + row * k;
+      const float* b = in.b.data() + j * k;
+      const std::uint8_t* qa_t = in.a_tensor.q.data() + row * k;
+      const std::uint8_t* qb_t = in.b_tensor.q.data() + j * k;
+      const std::uint8_t* qa_r = in.a_rows.q.data() + row * k;
+      const std::uint8_t* qb_b = in.b_blocks.q.data() + j * k;
+      double exact = 0, tensor = 0, blocks = 0, abs_exact = 0, abs_tensor = 0, abs_blocks = 0, round_t = 0, round_b = 0;
+      for (int kb = 0; kb < k_blocks; ++kb) {
+        const float sa_b = in.a_rows.scales[row * k_blocks + static_cast<std::size_t>(kb)];
+        const float sb_b = in.b_blocks.scales[(j / fp8::block) * k_blocks + static_cast<std::size_t>(kb)];
+        for (int c = kb * fp8::block; c < std::min(k, (kb + 1) * fp8::block); ++c) {
+          const double x = a[c], y = b[c];
+          const double xt = static_cast<double>(value[qa_t[c]]) * sa, yt = static_cast<double>(value[qb_t[c]]) * sb;
+          const double xb = static_cast<double>(value[qa_r[c]]) * sa_b, yb = static_cast<double>(value[qb_b[c]]) * sb_b;
+          exact += x * y, tensor += xt * yt, blocks += xb * yb;
+          abs_exact += std::fabs(x * y), abs_tensor += std::fabs(xt * yt), abs_blocks += std::fabs(xb * yb);
+          round_t += rounding_error_bound(a[c], sa) * std::fabs(yt) + std::fabs(x) * rounding_error_bound(b[c], sb);
+          round_b += rounding_error_bound(a[c], sa_b) * std::fabs(yb) + std::fabs(x) * rounding_error_bound(b[c], sb_b);
+        }
+      }
+      p.exact[idx] = exact, p.per_tensor[idx] = tensor, p.block[idx] = blocks;
+      p.abs_exact[idx] = abs_exact, p.abs_per_tensor[idx] = abs_tensor, p.abs_block[idx] = abs_blocks;
+      p.rounding_per_tensor[idx] = round_t, p.rounding_block[idx] = round_b;
+    }
+  }, 1);
+  return p;
+}
+
+}  // namespace fp8_ref
