@@ -399,21 +399,43 @@ class AllowList:
 #     not compile.
 REGISTRATION = {"__sti____cudaRegisterAll", "_ZL24__sti____cudaRegisterAllv"}
 PADDING = re.compile(r"^(nop\w*|data16|cs nopw|xchg %ax,%ax|endbr64)\b")
-FRAME = re.compile(r"^(push %rbp|mov %rsp,%rbp|(sub|add) \$0x[0-9a-f]+,%rsp|leave|pop %rbp)$")
-SPILL = re.compile(r"^mov\w* %[a-z0-9]+,-?0x[0-9a-f]+\(%r[sb]p\)$")  # -O0 stores the parameters first
-# ___ = 1; exit(___): the constant 1 stored in a stack slot, that slot loaded into
-# exit's argument (directly, or through %eax at -O0), the call.
-EXIT_ONE = re.compile(r"^movl \$0x1,(?P<slot>-?0x[0-9a-f]+\(%r[sb]p\))\n"
-                      r"(mov (?P=slot),%edi|mov (?P=slot),%eax\nmov %eax,%edi)\n"
-                      r"call [0-9a-f]+ <[^>]*>$")
+FRAME = re.compile(r"^(push %r[a-z0-9]+|mov %rsp,%rbp|(sub|add) \$0x[0-9a-f]+,%rsp|leave|pop %rbp)$")
+TRAP = re.compile(r"^(ud2|int3|hlt)$")  # after a call that does not return: never reached
+# The stub's body between the frame and the call: moves only, between registers
+# and the function's own stack slots (the parameters spilled at -O0, as each
+# compiler version chooses: movq %xmm0,%rax then a store, movss, movsd ...), and
+# the constant 1 that reaches exit's argument, %edi.
+MOVE = re.compile(r"^(mov[a-z]*|vmov[a-z]*) (?P<src>\$0x1|%[a-z0-9]+|-?0x[0-9a-f]+\(%r[sb]p\)|\(%r[sb]p\)),"
+                  r"(?P<dst>%[a-z0-9]+|-?0x[0-9a-f]+\(%r[sb]p\)|\(%r[sb]p\))$")
+CALL = re.compile(r"^call [0-9a-f]+ <[^>]*>$")
+# The 32- and 64-bit names of the registers a move may carry the 1 through.
+REGISTER = {f"%{w}{r}": f"%r{r}" for r in ("ax", "bx", "cx", "dx", "si", "di") for w in ("e", "r")}
+REGISTER.update({f"%r{n}{w}": f"%r{n}" for n in range(8, 16) for w in ("d", "")})
 
 
 def nvcc_stub(instructions):
-    """Whether a function's whole body is nvcc's exit(1) for a __device__ function."""
+    """Whether a function's whole body is nvcc's exit(1) for a __device__ function:
+    nothing but moves between registers and its own stack slots, then one call,
+    with the constant 1 carried (through any of those slots and registers) into %edi.
+    Compilers and their defaults differ in the moves (GCC 12 and Ubuntu's GCC 13,
+    -O0 or -O2, frame pointers or none); what cannot differ is that nothing else
+    is computed, read or called."""
     body = [i.split(" #")[0].strip() for i in instructions if not PADDING.match(i) and not FRAME.match(i)]
-    while body and SPILL.match(body[0]):
-        body = body[1:]
-    return bool(EXIT_ONE.match("\n".join(body)))
+    while body and TRAP.match(body[-1]):
+        body.pop()
+    if not body or not CALL.match(body[-1]):
+        return False
+    one = set()  # the places that hold the constant 1 now
+    for line in body[:-1]:
+        m = MOVE.match(line)
+        if not m:
+            return False
+        src, dst = (REGISTER.get(x, x) for x in (m["src"], m["dst"]))
+        if src == "$0x1" or src in one:
+            one.add(dst)
+        else:
+            one.discard(dst)
+    return "%rdi" in one
 
 
 def nvcc_glue(symbol, referrer, code):
