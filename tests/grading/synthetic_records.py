@@ -130,8 +130,8 @@ def wave2_records():
                        ("registers_3d", {"nx": 511, "ny": 512, "nz": 513}, 0.88)):
         out.append(by_bandwidth("22_stencil", v, size, 8.0 * size["nx"] * size["ny"] * size["nz"], 0, COPY * f, **copy))
     # Lab 19: module loads (ms per load) and 1000 launches (ms for all of them).
-    for v, size, ms in (("load_ptx", {"image_bytes": 7000}, 14.0), ("load_cubin", {"image_bytes": 15000}, 0.03),
-                        ("load_fatbin", {"image_bytes": 17000}, 0.03), ("runtime_launches", {"launches": 1000}, 3.6),
+    for v, size, ms in (("load_ptx", {"check_n": 4097}, 14.0), ("load_cubin", {"check_n": 4097}, 0.03),
+                        ("load_fatbin", {"check_n": 4097}, 0.03), ("runtime_launches", {"launches": 1000}, 3.6),
                         ("driver_launches", {"launches": 1000}, 3.3)):
         out.append(record("19_driver_api", v, size, ms, 0, 0))
     # Lab 20: the softmax ahead of time and through NVRTC, two shapes (one not a multiple of 32).
