@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from . import occupancy as occ_mod
 
 BUSY = 60.0             # % of a ceiling: the kernel is bound by it (Nsight Compute's threshold in profile.py)
-NEAR_PEAK = 80.0        # % of the FP32 peak from which compute-bound is 'measured': below it the issue slots or
-                        # the shared-memory pipe may be the busier unit, which the timing cannot tell apart
+NEAR_PEAK = 75.0        # % of the FP32 peak from which compute-bound is 'measured': the peak is one FFMA per
+                        # scheduler per clock, the whole issue rate, so FP32 then fills three quarters of the issue
+                        # slots and no other unit can be busier; below it the shared-memory pipe may be, unseen
 NEAR = 30.0             # % of the tensor-core peak above which a tensor-core kernel is taken as compute-bound
 LAUNCH_MS = 0.05        # a launch-bound kernel takes less than this
 SHARED_PER_MATH = 0.5   # shared-memory instructions per FP32 math instruction in the hot loop: shared-bound
