@@ -251,14 +251,51 @@ class Diagnosis(unittest.TestCase):
         self.assertEqual(d.limiter, "memory-bound")
         self.assertIn("atomics", d.kinds())
 
-    def test_uncoalesced_needs_the_l2_test(self):
-        r = largest("21_transpose", "naive")
+    def test_uncoalesced_from_the_l2_test(self):
+        r = dict(largest("21_transpose", "naive"), resources={})  # no occupancy: no count of the loads in flight
         k = hot_kernel({"LDG": 1, "STG": 1, "IMAD": 20}, {4: 1})
         self.assertEqual(nc.diagnose(r, self.bw(r), kernel=k).limiter, "latency-bound")
         l2 = ex.L2Test({"rows": 2048, "cols": 2048}, 33554432, 0.02, 0.04)
         d = nc.diagnose(r, self.bw(r), l2=l2, kernel=k)
         self.assertEqual((d.limiter, d.confidence), ("memory-bound", "likely"))
         self.assertIn("narrow-loads", d.kinds())
+
+    def test_uncoalesced_from_the_loads_in_flight(self):
+        # One 4-byte load per thread at full occupancy: Little's law allows several times the naive transpose's
+        # bandwidth, so it is not short of loads in flight; the padded tile reaches what they allow.
+        k = hot_kernel({"LDG": 1, "STG": 1, "IMAD": 20}, {4: 1})
+        naive = largest("21_transpose", "naive")
+        self.assertEqual(nc.sm_count(naive), 132)
+        d = nc.diagnose(naive, self.bw(naive), kernel=k)
+        self.assertEqual((d.limiter, d.confidence), ("memory-bound", "likely"))
+        self.assertIn("in-flight", d.kinds())
+        self.assertIn("Little's law", d.findings[0].text)
+        padded = largest("21_transpose", "padded_tile")
+        allowed = nc.in_flight(padded, k.hot)[0]
+        self.assertLess(allowed, nc.IN_FLIGHT_SLACK * padded["pct_of_ceiling"])
+        self.assertEqual(nc.diagnose(padded, self.bw(padded), kernel=k).limiter, "latency-bound")
+        self.assertIsNone(nc.in_flight(dict(naive, clocks={}), k.hot))  # no clock: no SM count, no estimate
+
+    def test_compute_bound_is_measured_only_near_the_peak(self):
+        horner = largest("28_tuning", "horner_grid_stride")
+        self.assertGreaterEqual(100 * horner["gflops"] / horner["peak_gflops"], nc.NEAR_PEAK)
+        busy = dict(horner, gflops=0.62 * horner["peak_gflops"])  # above BUSY, below NEAR_PEAK
+        d = nc.diagnose(busy, self.bw(busy), kernel=hot_kernel({"LDS": 37, "FFMA": 512, "BAR": 1, "IMAD": 98}))
+        self.assertEqual((d.limiter, d.confidence), ("compute-bound", "likely"))
+        self.assertIn("shared-memory pipe", d.findings[0].text)
+
+    def test_shared_memory_before_barriers(self):
+        # A tree reduction in shared memory: 26 shared accesses and 9 barriers per 2 global ones.
+        r = largest("04_reduction", "tree")
+        tree = hot_kernel({"LDS": 17, "STS": 9, "BAR": 9, "FADD": 8, "LDG": 1, "STG": 1, "ISETP": 10}, {4: 1})
+        d = nc.diagnose(r, self.bw(r), kernel=tree)
+        self.assertEqual((d.limiter, d.confidence), ("shared-memory-bound", "likely"))
+        self.assertIn("9 barriers", d.findings[0].text)
+        # Barriers with little shared traffic stay a barrier finding.
+        few = hot_kernel({"LDS": 2, "STS": 1, "BAR": 9, "FADD": 8, "LDG": 1, "STG": 1, "ISETP": 10}, {4: 1})
+        d = nc.diagnose(r, self.bw(r), kernel=few)
+        self.assertEqual(d.limiter, "latency-bound")
+        self.assertIn("barriers", d.kinds())
 
     def test_launch_bound_is_measured(self):
         n = 1 << 14

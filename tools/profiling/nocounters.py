@@ -18,6 +18,9 @@ from dataclasses import dataclass, field
 from . import occupancy as occ_mod
 
 BUSY = 60.0             # % of a ceiling: the kernel is bound by it (Nsight Compute's threshold in profile.py)
+NEAR_PEAK = 75.0        # % of the FP32 peak from which compute-bound is 'measured': the peak is one FFMA per
+                        # scheduler per clock, the whole issue rate, so FP32 then fills three quarters of the issue
+                        # slots and no other unit can be busier; below it the shared-memory pipe may be, unseen
 NEAR = 30.0             # % of the tensor-core peak above which a tensor-core kernel is taken as compute-bound
 LAUNCH_MS = 0.05        # a launch-bound kernel takes less than this
 SHARED_PER_MATH = 0.5   # shared-memory instructions per FP32 math instruction in the hot loop: shared-bound
@@ -27,6 +30,9 @@ BARRIERS_PER_GLOBAL = 4.0
 MATH_SHARE = 0.4        # FP32 math share of the hot loop's instructions: an issue-bound FMA loop
 L2_SENSITIVE = 1.3      # cold (L2 flushed) over warm time: paced by where the data lives
 OCCUPANCY_LOW = 0.5
+DRAM_LATENCY_US = 0.6   # a global load's round trip to DRAM under load on H100/H200-class GPUs, of the order of
+IN_FLIGHT_SLACK = 2.5   # the loads in flight allow this many times the achieved bandwidth: not short of loads
+FP32_LANES = {7: 64, 8: 128, 9: 128, 10: 128, 12: 128}  # FP32 lanes per SM by compute capability major; 8.0: 64
 LIMITERS = ("memory-bound", "compute-bound", "shared-memory-bound", "latency-bound")
 
 
@@ -179,7 +185,7 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
                 f"it moves {pbw:.0f}% of the copy bandwidth.",
                 "Only moving fewer bytes makes it faster (fusing kernels, smaller types, reuse through shared "
                 "memory); more arithmetic per byte is free.", [])
-    if ppeak is not None and ppeak >= BUSY:
+    if ppeak is not None and ppeak >= NEAR_PEAK:
         return ("compute-bound", "measured", f"it runs at {ppeak:.0f}% of the {record.get('peak', 'fp32')} peak.",
                 "Fewer or cheaper instructions per result, or a faster unit (tensor cores); the memory system has "
                 "room to spare.", [])
@@ -209,22 +215,34 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
                 f"({shared / math_ops:.2f} per FMA), with {ppeak or 0:.0f}% of the FP32 peak: the shared-memory "
                 "pipe, not the FMA units, sets the pace.",
                 "Keep reused values in registers (several outputs per thread), use wider shared loads (LDS.128).", [])
+    if ppeak is not None and ppeak >= BUSY and not tensor:
+        return ("compute-bound", "likely",
+                f"it runs at {ppeak:.0f}% of the {record.get('peak', 'fp32')} peak: the FP32 units are the busiest "
+                f"unit the timing measures, but below {NEAR_PEAK:.0f}% of the peak the instruction issue or the "
+                "shared-memory pipe (whose bank conflicts and wide loads the instruction count does not show) may "
+                "be as busy.",
+                "Fewer instructions per FMA: larger register tiles, vector shared loads, conflict-free shared "
+                "accesses.", [])
     if hot and not memory_side and hot.instructions and math_ops / hot.instructions >= MATH_SHARE:
         return ("compute-bound", "likely",
                 f"the hot loop is {100 * math_ops / hot.instructions:.0f}% FP32 math ({math_ops} of "
                 f"{hot.instructions} instructions) at {ppeak or 0:.0f}% of the FP32 peak: instruction issue is "
                 "the limit.",
                 "Fewer instructions per FMA: larger register tiles, vector shared loads, less index arithmetic.", [])
+    # Shared memory before barriers: a barrier is where warps wait for the others' shared-memory work, so a
+    # kernel with several shared accesses per global one spends its barrier time waiting on the shared pipe.
+    if memory_side and global_ops and shared / global_ops >= SHARED_PER_GLOBAL:
+        return ("shared-memory-bound", "likely",
+                f"{shared} shared-memory instructions for {global_ops} global accesses in the hot code"
+                f"{f' (and {barriers} barriers)' if barriers else ''}, at {pbw or 0:.0f}% of the copy bandwidth: "
+                "the shared-memory pipe, not DRAM, sets the pace; the barriers are where warps wait for it.",
+                "Keep values in registers (warp shuffles); wider shared accesses; no bank conflicts.", [])
     if memory_side and global_ops and barriers / global_ops >= BARRIERS_PER_GLOBAL:
         return ("latency-bound", "likely",
                 f"{barriers} barriers for {global_ops} global accesses in the hot code, at {pbw or 0:.0f}% of the "
                 "copy bandwidth: warps wait at __syncthreads while the tree narrows.",
                 "Fewer barriers: warp shuffles for the last 32 values, more elements per thread before the tree.",
                 ["barriers"])
-    if memory_side and global_ops and shared / global_ops >= SHARED_PER_GLOBAL:
-        return ("shared-memory-bound", "likely",
-                f"{shared} shared-memory instructions for {global_ops} global accesses in the hot loop.",
-                "Keep values in registers (warp shuffles); wider shared accesses; no bank conflicts.", [])
     if memory_side and l2 and l2.ratio and l2.ratio >= L2_SENSITIVE:
         return ("memory-bound", "likely",
                 f"{pbw or 0:.0f}% of the copy bandwidth, yet {l2.ratio:.2f}x faster when its data is in L2: "
@@ -232,6 +250,15 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
                 "not used: an uncoalesced pattern) or too few bytes in flight.",
                 "Consecutive threads on consecutive addresses (a shared-memory tile for a transpose), 16-byte "
                 "accesses.", [])
+    flight = in_flight(record, hot)
+    if memory_side and pbw and flight and flight[0] >= IN_FLIGHT_SLACK * pbw:
+        allowed, text = flight
+        return ("memory-bound", "likely",
+                f"{pbw:.0f}% of the copy bandwidth, while {text} allow about {allowed:.0f}% of it (Little's law): "
+                "the warps are not short of loads in flight, so the memory system moves more than the useful bytes "
+                "(sectors fetched but not used: an uncoalesced pattern) or serialises them (L2, atomics).",
+                "Consecutive threads on consecutive addresses (a shared-memory tile for a transpose), 16-byte "
+                "accesses.", ["in-flight"])
     why = f"no ceiling is near: {pbw or 0:.0f}% of the copy bandwidth, {ppeak or 0:.0f}% of the peak"
     if l2 and l2.ratio:
         why += f", {l2.ratio:.2f}x between L2 and DRAM"
@@ -240,6 +267,32 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
     return ("latency-bound", "likely", why + ": the warps spend their time waiting.",
             "More independent work in flight: more warps, more independent loads or FMAs per thread, shorter "
             "dependency chains.", ["low-occupancy"] if occupancy_low else [])
+
+
+def sm_count(record):
+    """SMs of the GPU, from its FP32 peak, its SM clock and its FP32 lanes per SM; None when unknown."""
+    cc, mhz = str(record.get("cc") or ""), ((record.get("clocks") or {}).get("before") or {}).get("sm_mhz")
+    if record.get("peak") != "fp32" or not record.get("peak_gflops") or not mhz or not cc[:1].isdigit():
+        return None
+    major = int(cc.split(".")[0])
+    lanes = 64 if cc in ("7.0", "7.5", "8.0") else FP32_LANES.get(major)
+    return round(record["peak_gflops"] * 1e3 / (2 * lanes * mhz)) if lanes else None
+
+
+def in_flight(record, hot):
+    """(% of the copy bandwidth that the global loads in flight allow, how that was counted), or None: every
+    resident thread with one iteration of the hot code's loads outstanding, delivered once per DRAM latency."""
+    res = record.get("resources") or {}
+    bw = record.get("ceiling_value") if record.get("ceiling") == "d2d_copy_gbps" else None
+    per_thread = sum(b * n for b, n in hot.global_load_bytes.items()) if hot else 0
+    threads = (res.get("blocks_per_sm") or 0) * (res.get("block_threads") or 0)
+    sms = sm_count(record)
+    if not (bw and per_thread and threads and sms):
+        return None
+    gbps = sms * threads * per_thread / DRAM_LATENCY_US / 1e3
+    return (100.0 * gbps / bw,
+            f"{threads} resident threads per SM x {sms} SMs x {per_thread} bytes of loads each per "
+            f"{DRAM_LATENCY_US} us of DRAM latency")
 
 
 def main_limiter_of_ncu(kinds):
