@@ -80,6 +80,8 @@ class Binary(unittest.TestCase):
         self.assertIn("0x0040-0x0090", where)        # the 2-instruction spin-wait is left out
         m = binary.mix(hot, where)
         self.assertEqual((m.shared_ops, m.fp32_ops, m.n("BAR"), m.instructions), (2, 2, 1, 6))
+        self.assertEqual(m.shared_bytes, {4: 1, 16: 1})   # LDS and LDS.128
+        self.assertEqual(m.shared_pipe_cycles, 1 + 4)      # 128 and 512 bytes a warp, 128 bytes a cycle
         whole = binary.mix(ins, "all")
         self.assertEqual(whole.global_load_bytes, {16: 1, 4: 1})
         self.assertEqual(whole.wide_load_share, 0.5)
@@ -88,7 +90,12 @@ class Binary(unittest.TestCase):
     def test_analyse_and_spills(self):
         k = binary.analyse(RES, SASS, "kernel")[0]
         self.assertTrue(k.spills)                    # LOCAL:8
-        self.assertEqual(binary.kernel_from_json(json.loads(json.dumps(k.to_json()))).hot.fp32_ops, 2)
+        again = binary.kernel_from_json(json.loads(json.dumps(k.to_json())))
+        self.assertEqual((again.hot.fp32_ops, again.hot.shared_bytes), (2, k.hot.shared_bytes))
+        # Evidence written before the shared widths were recorded reads as "not known".
+        old = k.to_json()
+        del old["hot"]["shared_bytes"]
+        self.assertIsNone(binary.kernel_from_json(old).hot.shared_pipe_cycles)
         self.assertEqual(binary.analyse(RES, SASS, "no_such_kernel"), [])
 
     def test_arch_specific_sass_wins(self):
@@ -100,6 +107,9 @@ class Binary(unittest.TestCase):
         for opcode, b in (("LDG.E.128.CONSTANT", 16), ("LDG.E.64", 8), ("LDG.E.U8", 1), ("LDG.E", 4),
                           ("STG.E.U16", 2)):
             self.assertEqual(binary.access_bytes(opcode), b, opcode)
+        for opcode, b in (("LDS.128", 16), ("LDS.U.64", 8), ("STS", 4), ("LDSM.16.M88.4", 16), ("LDSM.16.MT88.2", 8),
+                          ("LDSM.16.M88", 4)):
+            self.assertEqual(binary.shared_access_bytes(opcode), b, opcode)
 
     def test_missing_tool_names_the_fix(self):
         with self.assertRaises(binary.ToolMissing) as e:
@@ -283,6 +293,22 @@ class Diagnosis(unittest.TestCase):
         d = nc.diagnose(busy, self.bw(busy), kernel=hot_kernel({"LDS": 37, "FFMA": 512, "BAR": 1, "IMAD": 98}))
         self.assertEqual((d.limiter, d.confidence), ("compute-bound", "likely"))
         self.assertIn("shared-memory pipe", d.findings[0].text)
+
+    def test_shared_pipe_against_fp32_issue(self):
+        # A warp-tiled SGEMM step at 62% of the FP32 peak: 512 FFMAs, 37 shared loads.
+        horner = largest("28_tuning", "horner_grid_stride")
+        busy = dict(horner, gflops=0.62 * horner["peak_gflops"])
+        counts = {"LDS": 37, "FFMA": 512, "BAR": 1, "IMAD": 98}
+        # 32 of them LDS.128: 32 x 4 + 5 cycles of shared bandwidth against 128 of FP32 issue.
+        wide = hot_kernel(counts)
+        wide.hot.shared_bytes = {16: 32, 4: 5}
+        d = nc.diagnose(busy, self.bw(busy), kernel=wide)
+        self.assertEqual((d.limiter, d.confidence), ("shared-memory-bound", "likely"))
+        self.assertIn("133 cycles", d.findings[0].text)
+        # The same count of 4-byte loads: 37 cycles, the FMA units are busier.
+        narrow = hot_kernel(counts)
+        narrow.hot.shared_bytes = {4: 37}
+        self.assertEqual(nc.diagnose(busy, self.bw(busy), kernel=narrow).limiter, "compute-bound")
 
     def test_shared_memory_before_barriers(self):
         # A tree reduction in shared memory: 26 shared accesses and 9 barriers per 2 global ones.

@@ -183,6 +183,7 @@ class Mix:
     counts: dict = field(default_factory=dict)   # base opcode -> count
     global_load_bytes: dict = field(default_factory=dict)  # bytes per thread -> count of LDG
     global_store_bytes: dict = field(default_factory=dict)
+    shared_bytes: dict = field(default_factory=dict)  # bytes per thread -> count of LDS/STS/LDSM/STSM
 
     def n(self, *bases):
         return sum(self.counts.get(b, 0) for b in bases)
@@ -208,6 +209,16 @@ class Mix:
         """Share of global loads that move 16 bytes per thread (LDG.E.128)."""
         total = sum(self.global_load_bytes.values())
         return self.global_load_bytes.get(16, 0) / total if total else None
+
+    @property
+    def shared_pipe_cycles(self):
+        """Cycles of one SM's shared-memory bandwidth (128 bytes a cycle) that one pass of
+        the region's shared loads and stores takes per warp: bytes per thread x 32 / 128.
+        A lower bound (bank conflicts replay accesses); None when the widths were not
+        recorded (evidence written before they were)."""
+        if not self.shared_bytes:
+            return None
+        return sum(b * 32 / 128 * c for b, c in self.shared_bytes.items())
 
     def summary(self):
         parts = []
@@ -237,7 +248,19 @@ def mix(instructions, where):
         elif b in GLOBAL_STORES:
             w = access_bytes(ins.opcode)
             m.global_store_bytes[w] = m.global_store_bytes.get(w, 0) + 1
+        elif b in SHARED:
+            w = shared_access_bytes(ins.opcode)
+            m.shared_bytes[w] = m.shared_bytes.get(w, 0) + 1
     return m
+
+
+def shared_access_bytes(opcode):
+    """Bytes per thread of a shared load or store: LDS/STS by their width (.128 16 ...),
+    ldmatrix/stmatrix (LDSM.16.M88.4) 4 bytes per 8x8 matrix: .4 16, .2 8, else 4."""
+    parts = opcode.split(".")
+    if parts[0] in ("LDSM", "STSM"):
+        return {"4": 16, "2": 8}.get(parts[-1], 4)
+    return access_bytes(opcode)
 
 
 # ---- one kernel -------------------------------------------------------------------------
@@ -259,14 +282,16 @@ class Kernel:
         return {"name": self.name, "demangled": self.demangled, "arch": self.arch, "resources": self.resources,
                 "hot": {"where": self.hot.where, "instructions": self.hot.instructions, "counts": self.hot.counts,
                         "global_load_bytes": self.hot.global_load_bytes,
-                        "global_store_bytes": self.hot.global_store_bytes},
+                        "global_store_bytes": self.hot.global_store_bytes,
+                        "shared_bytes": self.hot.shared_bytes},
                 "whole_instructions": self.whole.instructions, "local_ops": self.whole.n(*LOCAL)}
 
 
 def mix_from_json(d):
     return Mix(where=d["where"], instructions=d["instructions"], counts=d["counts"],
                global_load_bytes={int(k): v for k, v in d["global_load_bytes"].items()},
-               global_store_bytes={int(k): v for k, v in d["global_store_bytes"].items()})
+               global_store_bytes={int(k): v for k, v in d["global_store_bytes"].items()},
+               shared_bytes={int(k): v for k, v in d.get("shared_bytes", {}).items()})
 
 
 def kernel_from_json(d):

@@ -23,6 +23,7 @@ NEAR_PEAK = 75.0        # % of the FP32 peak from which compute-bound is 'measur
                         # slots and no other unit can be busier; below it the shared-memory pipe may be, unseen
 NEAR = 30.0             # % of the tensor-core peak above which a tensor-core kernel is taken as compute-bound
 LAUNCH_MS = 0.05        # a launch-bound kernel takes less than this
+SHARED_PIPE_VS_FP32 = 1.0  # shared-pipe cycles per FP32-issue cycle in the hot loop from which shared is the limit
 SHARED_PER_MATH = 0.5   # shared-memory instructions per FP32 math instruction in the hot loop: shared-bound
 SHARED_PER_MMA = 2.0    # ... per tensor-core instruction
 SHARED_PER_GLOBAL = 4.0  # memory-side kernels: shared instructions per global access
@@ -209,6 +210,20 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
         return ("shared-memory-bound", "likely",
                 f"{shared} shared-memory instructions for {mma} tensor-core instructions in the hot loop.",
                 "Fewer, wider shared loads (ldmatrix), or operands straight from shared memory (wgmma).", [])
+    # The shared-memory pipe against the FP32 pipe, from the widths of the shared accesses: an SM
+    # moves 128 shared bytes a cycle and issues 4 warp-wide FP32 instructions a cycle (4 schedulers),
+    # so an LDS.128 costs the shared pipe as much as 16 FFMAs cost the FMA units. Bank conflicts only
+    # add to the shared side: when it is already as long as the FP32 side, the FMA units cannot be
+    # what sets the pace.
+    pipe = hot.shared_pipe_cycles if hot else None
+    if not memory_side and math_ops and pipe is not None and pipe >= SHARED_PIPE_VS_FP32 * math_ops / 4:
+        return ("shared-memory-bound", "likely",
+                f"the hot loop's shared loads and stores take at least {pipe:.0f} cycles of the SM's shared-memory "
+                f"bandwidth (128 bytes a cycle) per warp, its {math_ops} FP32 instructions {math_ops / 4:.0f} "
+                f"cycles of FP32 issue (4 warp instructions a cycle), at {ppeak or 0:.0f}% of the FP32 peak: the "
+                "shared-memory pipe is at least as busy as the FMA units.",
+                "Reuse each shared value over more FMAs: larger register tiles per thread (more outputs per loaded "
+                "value), operands kept in registers across the k-step; no bank conflicts.", [])
     if not memory_side and math_ops and shared / math_ops >= SHARED_PER_MATH:
         return ("shared-memory-bound", "likely",
                 f"{shared} shared-memory instructions for {math_ops} FP32 math instructions in the hot loop "
