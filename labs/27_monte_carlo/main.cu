@@ -126,13 +126,16 @@ Allowed allowed_errors_option(std::int64_t n, double skewness) {
 }
 
 // One estimate against its exact value: passes within k standard errors.
+// `judged`, where given, receives the estimate checked (in a judge, the graded
+// program's).
 cudalabs::CheckResult check_estimate(const std::string& variant, double estimate, double exact, double standard_error,
-                                     const Allowed& allowed) {
+                                     const Allowed& allowed, double* judged = nullptr) {
   // The estimate is what the run produced (the accumulated sums, finished
   // here): observed for a judge (cudalabs/evidence.hpp), which checks the
   // graded program's.
   if (std::string missing = cudalabs::observe_in_place(std::span<double>(&estimate, 1)); !missing.empty())
     return cudalabs::missing_output(1, missing);
+  if (judged) *judged = estimate;
   cudalabs::CheckResult r;
   r.count = 1;
   r.tolerance = {.abs = allowed.k * standard_error, .rel = 0};
@@ -148,6 +151,35 @@ cudalabs::CheckResult check_estimate(const std::string& variant, double estimate
                   variant.c_str(), estimate, err / standard_error, standard_error, exact, allowed.k, allowed.why);
     r.note = note;
   }
+  return r;
+}
+
+// A new seed must change a price. An estimator that ignores its seed (a
+// constant seed in the kernel, or a price kept from an earlier call) passes
+// every statistical check, with one answer for every seed: the fresh-input
+// check (new seed) then gives the same price as the check before it. A price
+// is a sum of continuous payoffs, so two seeds agree only if the paths do; a
+// zero price (no path paid) is left alone. Pi is not held to this: its
+// estimate is a count of hits, and two seeds agree on it too often (about once
+// in a thousand at 2^20 samples) to fail anyone for.
+struct SeedWatch {
+  int draw = -1;       // the inputs drawn (new_inputs calls) when last checked
+  double price = 0;    // the price checked then
+};
+
+cudalabs::CheckResult held_to_new_seed(cudalabs::CheckResult r, SeedWatch& watch, int draw, double price,
+                                       const std::string& variant) {
+  if (r.passed && watch.draw >= 0 && watch.draw != draw && price != 0 && price == watch.price) {
+    r.passed = false;
+    r.bad = 1;
+    char note[256];
+    std::snprintf(note, sizeof note,
+                  "%s: the same price %.17g after a new seed as before it: the paths do not follow the seed "
+                  "(a constant seed, or a price kept from an earlier call)",
+                  variant.c_str(), price);
+    r.note = note;
+  }
+  watch = {draw, price};
   return r;
 }
 
@@ -522,6 +554,8 @@ void measure_option(cudalabs::Session& s, std::int64_t n, const CallOption& opti
   // The last checked estimate, with the standard error from the run's own sum of
   // squares: what a simulation without a closed form would report.
   double last_estimate = 0, last_sample_se = 0;
+  int draws = 0;                            // new_inputs calls so far: each draws a new seed
+  std::map<std::string, SeedWatch> watches;  // per variant
   auto check = [&](const std::string& variant) {
     return [&, variant] {
       const std::vector<double> got = sums.download();
@@ -529,7 +563,9 @@ void measure_option(cudalabs::Session& s, std::int64_t n, const CallOption& opti
       last_estimate = d * got[0] / nd;
       const double mean_sq = d * d * got[1] / nd;
       last_sample_se = n > 1 ? std::sqrt(std::max(0.0, mean_sq - last_estimate * last_estimate) / (nd - 1)) : 0.0;
-      return check_estimate(variant, last_estimate, exact.mean, standard_error, allowed);
+      double judged = 0;
+      const cudalabs::CheckResult r = check_estimate(variant, last_estimate, exact.mean, standard_error, allowed, &judged);
+      return held_to_new_seed(r, watches[variant], draws, judged, variant);
     };
   };
   auto note_estimate = [&](const std::string& variant) {
@@ -555,7 +591,10 @@ void measure_option(cudalabs::Session& s, std::int64_t n, const CallOption& opti
           generator.normal(normals.data(), even, st);
           payoff_sums(normals.data(), n, option, tally, sums.data(), st);
         },
-        [&](std::uint64_t fresh) { generator.reseed(cudalabs::mix_seed(fresh, 2), normals.data(), s.stream()); });
+        [&](std::uint64_t fresh) {
+          ++draws;
+          generator.reseed(cudalabs::mix_seed(fresh, 2), normals.data(), s.stream());
+        });
     m.work = {.bytes = 8.0 * static_cast<double>(n)};
     m.resources = cudalabs::resources_of(payoff_sums_kernel, tally_block);
     m.ceiling = cudalabs::CeilingKind::copy_bandwidth;
@@ -568,7 +607,10 @@ void measure_option(cudalabs::Session& s, std::int64_t n, const CallOption& opti
     cudalabs::Measurement m = estimator_measurement(
         "option_fused", size, sums, check("option_fused"),
         [&](cudaStream_t st) { lab27::option_fused(seed, n, s0, strike, drift, vol, blocks, sums.data(), st); },
-        [&](std::uint64_t fresh) { seed = cudalabs::mix_seed(fresh, 2); });
+        [&](std::uint64_t fresh) {
+          ++draws;
+          seed = cudalabs::mix_seed(fresh, 2);
+        });
     // Declared work, a lower bound for the plausibility gate: at least
     // drift + vol·z (an FMA), S0·exp(.) and the payoff's subtraction, 4 FLOPs
     // per path, not counting the normal draw and the exp itself.
