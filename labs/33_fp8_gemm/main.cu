@@ -49,7 +49,6 @@
 #include <cuda_fp8.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -102,30 +101,25 @@ std::vector<float> inputs_with_outliers(std::size_t count, std::uint64_t seed) {
 cudalabs::CheckResult within_bound(const std::vector<float>& c, int n, const std::vector<int>& rows,
                                    const std::vector<double>& expected, const std::vector<double>& bound,
                                    const std::string& what) {
-  std::vector<float> got(expected.size());
+  std::vector<float> got = matmul_detail::gather_rows(c, n, rows);
   std::vector<double> want(expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {
-    const std::size_t at = static_cast<std::size_t>(rows[i / static_cast<std::size_t>(n)]) * static_cast<std::size_t>(n) +
-                           i % static_cast<std::size_t>(n);
     const double b = bound[i] + tiny;
-    got[i] = static_cast<float>(static_cast<double>(c[at]) / b);
+    got[i] = static_cast<float>(static_cast<double>(got[i]) / b);
     want[i] = expected[i] / b;
   }
   cudalabs::CheckResult r = cudalabs::check_close(got, want, {.abs = 1.0, .rel = 0.0});
   if (!r.passed) r.note = what;
-  for (auto& bad : r.first_bad)
-    bad.index = static_cast<std::size_t>(rows[bad.index / static_cast<std::size_t>(n)]) * static_cast<std::size_t>(n) +
-                bad.index % static_cast<std::size_t>(n);
+  matmul_detail::positions_in_c(r, rows, n);
   return r;
 }
 
 // ||c - expected|| / ||expected|| over the checked rows.
 double relative_l2(const std::vector<float>& c, int n, const std::vector<int>& rows, const std::vector<double>& expected) {
+  const std::vector<float> got = matmul_detail::gather_rows(c, n, rows);
   double err = 0, ref = 0;
   for (std::size_t i = 0; i < expected.size(); ++i) {
-    const std::size_t at = static_cast<std::size_t>(rows[i / static_cast<std::size_t>(n)]) * static_cast<std::size_t>(n) +
-                           i % static_cast<std::size_t>(n);
-    err += (c[at] - expected[i]) * (c[at] - expected[i]);
+    err += (got[i] - expected[i]) * (got[i] - expected[i]);
     ref += expected[i] * expected[i];
   }
   return ref > 0 ? std::sqrt(err / ref) : std::sqrt(err);
@@ -137,12 +131,6 @@ std::string sci(double x) {
   return buf;
 }
 
-std::vector<std::uint32_t> bits_of(const std::vector<float>& x) {
-  std::vector<std::uint32_t> b(x.size());
-  std::transform(x.begin(), x.end(), b.begin(), [](float v) { return std::bit_cast<std::uint32_t>(v); });
-  return b;
-}
-
 // Step 1's outputs against the CPU's, code for code and scale for scale.
 cudalabs::CheckResult exactly(const std::vector<std::uint8_t>& got, const std::vector<std::uint8_t>& want,
                               const std::string& what) {
@@ -151,8 +139,7 @@ cudalabs::CheckResult exactly(const std::vector<std::uint8_t>& got, const std::v
   return r;
 }
 cudalabs::CheckResult exactly(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
-  const std::vector<std::uint32_t> g = bits_of(got), w = bits_of(want);
-  cudalabs::CheckResult r = cudalabs::check_exact(std::span<const std::uint32_t>(g), std::span<const std::uint32_t>(w));
+  cudalabs::CheckResult r = cudalabs::check_bits(got, want);  // scales bit for bit
   if (!r.passed) r.note = what;
   return r;
 }

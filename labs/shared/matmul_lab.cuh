@@ -137,6 +137,13 @@ inline std::vector<float> gather_rows(const std::vector<float>& c, int n, const 
   return out;
 }
 
+// A check of gathered rows reports positions in C, not in the gathered rows.
+inline void positions_in_c(cudalabs::CheckResult& r, const std::vector<int>& rows, int n) {
+  for (auto& bad : r.first_bad)
+    bad.index = static_cast<std::size_t>(rows[bad.index / static_cast<std::size_t>(n)]) * static_cast<std::size_t>(n) +
+                bad.index % static_cast<std::size_t>(n);
+}
+
 // The FP16-rounded values as floats (exactly: every half is a float), rounded
 // as matmul_to_half rounds them.
 inline std::vector<float> round_to_half(const std::vector<float>& x) {
@@ -171,10 +178,7 @@ inline cudalabs::CheckResult check_product(const std::vector<float>& c, const Re
   cudalabs::CheckResult rows = cudalabs::check_close(gather_rows(c, n, ref.rows), ref.exact, tol);
   if (!rows.passed)
     rows.note = "rows of C against the double CPU reference (" + std::to_string(ref.rows.size()) + " rows)";
-  // Report positions in C, not in the gathered rows.
-  for (auto& bad : rows.first_bad)
-    bad.index = static_cast<std::size_t>(ref.rows[bad.index / static_cast<std::size_t>(n)]) * static_cast<std::size_t>(n) +
-                bad.index % static_cast<std::size_t>(n);
+  positions_in_c(rows, ref.rows, n);
   return cudalabs::both(std::move(whole), rows);
 }
 

@@ -333,23 +333,23 @@ class NvccStubs(unittest.TestCase):
     """nvcc's host body of a __device__ function (`{ volatile int ___ = 1; ::exit(___); }`) as
     compilers emit it, told apart from functions that do anything else before exit."""
     STUBS = {
-        "GCC 12 -O2": ["sub $0x18,%rsp", "movl $0x1,0xc(%rsp)", "mov 0xc(%rsp),%edi", "call 25 <f+0x15>",
+        "GCC 12 -O2": ["sub $0x18,%rsp", "movl $0x1,0xc(%rsp)", "mov 0xc(%rsp),%edi", "call 4a15 <f+0x15>",
                        "data16 cs nopw 0x0(%rax,%rax,1)"],
         "GCC 12 -O0, parameters spilled": ["push %rbp", "mov %rsp,%rbp", "sub $0x20,%rsp", "movq %xmm0,-0x18(%rbp)",
                                            "mov %rdi,-0x20(%rbp)", "movl $0x1,-0x4(%rbp)", "mov -0x4(%rbp),%eax",
-                                           "mov %eax,%edi", "call a4 <g>"],
+                                           "mov %eax,%edi", "call 4aa4 <g>"],
         "CET, a struct through a register, an aligning push, a trap": [
             "endbr64", "push %rbx", "movq %xmm0,%rax", "mov %rax,-0x18(%rsp)", "movl $0x1,-0x4(%rsp)",
-            "mov -0x4(%rsp),%edi", "call 1 <exit>", "ud2"],
+            "mov -0x4(%rsp),%edi", "call 4a16 <exit>", "ud2"],
     }
     NOT_STUBS = {
-        "exit(0)": ["mov $0x0,%edi", "call 1 <exit>"],
+        "exit(0)": ["mov $0x0,%edi", "call 4a16 <exit>"],
         "a status read through a pointer": ["movl $0x1,-0x4(%rbp)", "mov -0x4(%rbp),%rax", "mov 0x8(%rax),%edi",
-                                            "call 1 <exit>"],
-        "another call first": ["movl $0x1,-0x4(%rbp)", "mov -0x4(%rbp),%edi", "call 1 <fopen>", "call 2 <exit>"],
-        "the 1 overwritten": ["movl $0x1,-0x4(%rbp)", "mov -0x4(%rbp),%edi", "mov %rsi,%rdi", "call 1 <exit>"],
-        "a status popped from the stack": ["push %rsi", "pop %rdi", "call 1 <exit>"],
-        "arithmetic": ["movl $0x1,-0x4(%rbp)", "mov -0x4(%rbp),%edi", "add %esi,%edi", "call 1 <exit>"],
+                                            "call 4a16 <exit>"],
+        "another call first": ["movl $0x1,-0x4(%rbp)", "mov -0x4(%rbp),%edi", "call 4a10 <fopen>", "call 4a16 <exit>"],
+        "the 1 overwritten": ["movl $0x1,-0x4(%rbp)", "mov -0x4(%rbp),%edi", "mov %rsi,%rdi", "call 4a16 <exit>"],
+        "a status popped from the stack": ["push %rsi", "pop %rdi", "call 4a16 <exit>"],
+        "arithmetic": ["movl $0x1,-0x4(%rbp)", "mov -0x4(%rbp),%edi", "add %esi,%edi", "call 4a16 <exit>"],
     }
 
     def test_stub_forms(self):
