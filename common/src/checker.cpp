@@ -160,6 +160,7 @@ CheckResult both(CheckResult a, const CheckResult& b) {
 
 std::string CheckResult::summary() const {
   if (passed) return "ok";
+  if (bad == 0 && !note.empty()) return note;  // failed as a whole (a norm, a size), not element by element
   std::string s;
   char buf[256];
   if (!note.empty()) s += note + ". ";
