@@ -341,6 +341,9 @@ class NvccStubs(unittest.TestCase):
         "CET, a struct through a register, an aligning push, a trap": [
             "endbr64", "push %rbx", "movq %xmm0,%rax", "mov %rax,-0x18(%rsp)", "movl $0x1,-0x4(%rsp)",
             "mov -0x4(%rsp),%edi", "call 4a16 <exit>", "ud2"],
+        "Ubuntu GCC 13.3 -O2, a push and pop of %rax": [
+            "endbr64", "push %rax", "pop %rax", "sub $0x18,%rsp", "movl $0x1,0xc(%rsp)", "mov 0xc(%rsp),%edi",
+            "call 48db <f+0x1b>", "nopl 0x0(%rax,%rax,1)"],
     }
     NOT_STUBS = {
         "exit(0)": ["mov $0x0,%edi", "call 4a16 <exit>"],
@@ -349,6 +352,7 @@ class NvccStubs(unittest.TestCase):
         "another call first": ["movl $0x1,-0x4(%rbp)", "mov -0x4(%rbp),%edi", "call 4a10 <fopen>", "call 4a16 <exit>"],
         "the 1 overwritten": ["movl $0x1,-0x4(%rbp)", "mov -0x4(%rbp),%edi", "mov %rsi,%rdi", "call 4a16 <exit>"],
         "a status popped from the stack": ["push %rsi", "pop %rdi", "call 4a16 <exit>"],
+        "the 1 popped over": ["movl $0x1,0xc(%rsp)", "mov 0xc(%rsp),%edi", "pop %rdi", "call 4a16 <exit>"],
         "arithmetic": ["movl $0x1,-0x4(%rbp)", "mov -0x4(%rbp),%edi", "add %esi,%edi", "call 4a16 <exit>"],
     }
 

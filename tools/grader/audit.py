@@ -408,6 +408,9 @@ TRAP = re.compile(r"^(ud2|int3|hlt)$")  # after a call that does not return: nev
 MOVE = re.compile(r"^(mov[a-z]*|vmov[a-z]*) (?P<src>\$0x1|%[a-z0-9]+|-?0x[0-9a-f]+\(%r[sb]p\)|\(%r[sb]p\)),"
                   r"(?P<dst>%[a-z0-9]+|-?0x[0-9a-f]+\(%r[sb]p\)|\(%r[sb]p\))$")
 CALL = re.compile(r"^call [0-9a-f]+ <[^>]*>$")
+# A pop other than the frame's %rbp (Ubuntu's GCC 13 aligns the stack with
+# push %rax; pop %rax): its register then holds whatever the stack held.
+POP = re.compile(r"^pop (?P<dst>%[a-z0-9]+)$")
 # The 32- and 64-bit names of the registers a move may carry the 1 through.
 REGISTER = {f"%{w}{r}": f"%r{r}" for r in ("ax", "bx", "cx", "dx", "si", "di") for w in ("e", "r")}
 REGISTER.update({f"%r{n}{w}": f"%r{n}" for n in range(8, 16) for w in ("d", "")})
@@ -418,7 +421,7 @@ def nvcc_stub(instructions):
     nothing but moves between registers and its own stack slots, then one call,
     with the constant 1 carried (through any of those slots and registers) into %edi.
     Compilers and their defaults differ in the moves (GCC 12 and Ubuntu's GCC 13,
-    -O0 or -O2, frame pointers or none); what cannot differ is that nothing else
+    -O0 or -O2, frame pointers or none, a push and pop to align the stack); what cannot differ is that nothing else
     is computed, read or called."""
     body = [i.split(" #")[0].strip() for i in instructions if not PADDING.match(i) and not FRAME.match(i)]
     while body and TRAP.match(body[-1]):
@@ -427,6 +430,9 @@ def nvcc_stub(instructions):
         return False
     one = set()  # the places that hold the constant 1 now
     for line in body[:-1]:
+        if p := POP.match(line):
+            one.discard(REGISTER.get(p["dst"], p["dst"]))
+            continue
         m = MOVE.match(line)
         if not m:
             return False
