@@ -1,12 +1,12 @@
-# Lab 30: each tensor-core GEMM step as x cuBLAS measured in the same run, at
+# Labs 30 and 33: each GEMM step as x the library measured in the same run, at
 # the largest shape every step ran: the ladder of lab 18, with tensor cores.
-# A step measured against another cuBLAS configuration than the others (TF32)
+# A step measured against another library configuration than the others (TF32)
 # says which in its label.
-# make_plots.py sets: dir (bars.csv: label,x cuBLAS), nbars, ymax, size_note,
-# blas_note; see style.gp.
+# make_plots.py sets: dir (bars.csv: label,x library), nbars, ymax, plot_title,
+# size_note, blas_note; see style.gp.
 load 'style.gp'
-set title sprintf("Tensor-core GEMM ladder (lab 30): speed vs cuBLAS in the same run, %s, %s", size_note, gpu)
-set ylabel 'x cuBLAS  (time of cuBLAS / time of the kernel)'
+set title sprintf("%s, %s, %s", plot_title, size_note, gpu)
+set ylabel "x the library  (its time / the kernel's time)"
 set yrange [0:ymax]
 set xrange [-0.6:nbars - 0.4]
 set style data boxes

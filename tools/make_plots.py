@@ -3,7 +3,7 @@
 
 Reads results/h100/records.jsonl (the raw records of a GPU run),
 results/h100/08_streams_timeline.csv and, where it exists,
-results/h200x2/records.jsonl (lab 32, two GPUs), writes one small CSV per plot to a
+results/h200x2/records.jsonl (labs 32 and 33, H200), writes one small CSV per plot to a
 temporary folder, and runs plots/NAME.gp on it twice: NAME.png and NAME.svg
 in docs/plots/ (the lab READMEs show them as ../../docs/plots/NAME.svg).
 
@@ -780,30 +780,35 @@ def tuning_heatmap(variant, lab="28_tuning"):
     return make
 
 
-def tensor_core_ladder(d, tmp):
-    """Lab 30: each tensor-core GEMM step as x cuBLAS in the same run, at the largest
-    shape all steps ran (each at its largest where they share none)."""
-    recs = d.lab("30_tensor_core_gemm")  # the main run's: one input type (Records)
-    dtype = recs[0].get("flags", {}).get("dtype")
-    base = baseline_variants(recs)
-    measured = [r for r in recs if r["variant"] not in base and r.get("vs_baseline")]
-    if not measured:
-        raise Skip("no step measured against cuBLAS")
-    variants = variants_in_order(measured)
-    shared = set.intersection(*({size_key(r) for r in measured if r["variant"] == v} for v in variants))
-    if shared:
-        size = max(shared, key=lambda s: size_product({"size": dict(s)}))
-        picked = [next(r for r in measured if r["variant"] == v and size_key(r) == size) for v in variants]
-    else:
-        size, picked = None, [largest([r for r in measured if r["variant"] == v])[0] for v in variants]
-    main = baseline_name(picked)
-    bars = [[r["variant"] + ("" if r["baseline"] == main else f" (vs {r['baseline']})") +
-             ("" if size else f" at {shape_text(r['size'])}"), r["vs_baseline"]] for r in picked]
-    write_rows(tmp / "bars.csv", bars)
-    return {"nbars": len(bars), "ymax": 1.25 * max([1] + [b[1] for b in bars]),
-            "size_note": (f"{shape_text(dict(size))} (M x N x K)" if size else "each step at its largest shape") +
-                         (f", {dtype.upper()}" if dtype else ""),
-            "blas_note": f"{main} (the library, same run) = 1x"}
+def gemm_ladder(lab, title):
+    """A ladder of GEMM steps (lab 30's tensor-core steps, lab 33's FP8 ones): each as x
+    the library in the same run, at the largest shape all steps ran (each at its largest
+    where they share none). Steps measured against another library configuration (TF32)
+    say which; rows that are not GEMMs (lab 33's quantisation) have no FLOP/s and stay out."""
+    def draw(d, tmp):
+        recs = d.lab(lab)  # the main run's: one input type (Records)
+        dtype = recs[0].get("flags", {}).get("dtype")
+        base = baseline_variants(recs)
+        measured = [r for r in recs if r["variant"] not in base and r.get("vs_baseline") and r.get("gflops")]
+        if not measured:
+            raise Skip("no step measured against its library")
+        variants = variants_in_order(measured)
+        shared = set.intersection(*({size_key(r) for r in measured if r["variant"] == v} for v in variants))
+        if shared:
+            size = max(shared, key=lambda s: size_product({"size": dict(s)}))
+            picked = [next(r for r in measured if r["variant"] == v and size_key(r) == size) for v in variants]
+        else:
+            size, picked = None, [largest([r for r in measured if r["variant"] == v])[0] for v in variants]
+        main = baseline_name(picked)
+        bars = [[r["variant"] + ("" if r["baseline"] == main else f" (vs {r['baseline']})") +
+                 ("" if size else f" at {shape_text(r['size'])}"), r["vs_baseline"]] for r in picked]
+        write_rows(tmp / "bars.csv", bars)
+        return {"nbars": len(bars), "ymax": 1.25 * max([1] + [b[1] for b in bars]), "plot_title": title,
+                "size_note": (f"{shape_text(dict(size))} (M x N x K)" if size else "each step at its largest shape") +
+                             (f", {dtype.upper()}" if dtype else ""),
+                "blas_note": f"{main} (the library, same run) = 1x",
+                "gpu": next((r["gpu"] for r in picked if r.get("gpu")), d.gpu)}
+    return draw
 
 
 # PyTorch's kernels beside lab 31 (tools/torch_attention.py, records of lab "torch_attention").
@@ -907,8 +912,11 @@ PLOTS = [
     ("tuning_heatmap_horner", "tuning_heatmap.gp", "28", tuning_heatmap("horner_grid_stride")),
     ("llm_decode_matvec", "grouped_bars.gp", "29", llm_decode_matvec),
     ("llm_decode_graph", "grouped_bars.gp", "29", llm_decode_graph),
-    ("tensor_core_ladder", "tensor_core_ladder.gp", "30", tensor_core_ladder),
+    ("tensor_core_ladder", "tensor_core_ladder.gp", "30",
+     gemm_ladder("30_tensor_core_gemm", "Tensor-core GEMM ladder (lab 30): speed vs cuBLAS in the same run")),
     ("flash_attention_hopper", "grouped_bars.gp", "31", flash_attention_hopper),
+    ("fp8_ladder", "tensor_core_ladder.gp", "33",
+     gemm_ladder("33_fp8_gemm", "FP8 GEMM ladder (lab 33): speed vs cuBLASLt FP8 in the same run")),
     ("peer_matrix", "peer_matrix.gp", "32", peer_matrix),
     ("allreduce_busbw", "lines_vs_size.gp", "32", allreduce_busbw),
     ("roofline", "roofline.gp", "all", roofline),
@@ -969,7 +977,7 @@ def draw_all(records, timeline, out, only):
                     error = render(name, script, out, lambda fmt, target: {"datafile": timeline, "outfile": target})
                 else:
                     variables = make(d, Path(tmp))
-                    variables.setdefault("gpu", d.gpu)  # lab 32's plots name their own (results/h200x2/)
+                    variables.setdefault("gpu", d.gpu)  # labs 32 and 33 name their own (results/h200x2/)
                     variables.update(dir=tmp, pngterm=pngterm)
                     error = render(name, script, out, lambda fmt, target: {**variables, "fmt": fmt, "out": target})
             except Skip as why:
@@ -989,7 +997,7 @@ def main():
                                      epilog="Exit codes: 0 drawn, 1 gnuplot failed, 2 bad usage, 77 no records.")
     parser.add_argument("--records", type=Path, action="append",
                         help="a records file (repeatable; default: results/h100/records.jsonl, and "
-                             "results/h200x2/records.jsonl for lab 32 where it exists); the first names the main GPU")
+                             "results/h200x2/records.jsonl for labs 32 and 33 where it exists); the first names the main GPU")
     parser.add_argument("--timeline", type=Path,
                         help="lab 08's timeline CSV (default: 08_streams_timeline.csv beside the first records)")
     parser.add_argument("--out", type=Path, help="where the PNG and SVG go (default: docs/plots; --check: a temp folder)")

@@ -4,7 +4,7 @@ format of the real ones, to draw every plot without a GPU: for developing the
 plot scripts and for the CPU test that renders them all. The numbers are made
 up (the GPU is named "SYNTHETIC"); never copy them into results/ or the docs.
 OUT_DIR/records.jsonl stands for results/h100/records.jsonl, OUT_DIR/h200x2.jsonl
-for results/h200x2/records.jsonl (lab 32).
+for results/h200x2/records.jsonl (labs 32 and 33).
 
 usage: synthetic_records.py OUT_DIR
 """
@@ -263,6 +263,23 @@ def multi_gpu_records():
     return out
 
 
+def fp8_records():
+    """Lab 33 (results/h200x2/ holds the real ones): the FP8 steps against cuBLASLt's FP8
+    GEMM, cuBLAS BF16 beside them, and the quantisation, which is no GEMM (no FLOP)."""
+    out = []
+    for m, n_, k in ((8192, 8192, 8192), (4096, 7168, 16384)):
+        size, fl = {"k": k, "m": m, "n": n_}, 2.0 * m * n_ * k
+        nbytes = m * k + n_ * k + 4.0 * m * n_
+        lt = record("33_fp8_gemm", "cublaslt_fp8", size, fl / (1300e3 * 1e6), nbytes, fl, ceiling="cublaslt_fp8")
+        out += [lt, record("33_fp8_gemm", "cublas_bf16", size, fl / (800e3 * 1e6), 2 * nbytes, fl),
+                record("33_fp8_gemm", "quantisation", size, 0.05, 10.0 * (m * k + n_ * k), 0, baseline=lt)]
+        out += [record("33_fp8_gemm", v, size, lt["median_ms"] / f, nbytes, fl, ceiling="cublaslt_fp8", baseline=lt)
+                for v, f in (("per_tensor", 1.03), ("promoted", 0.87), ("block_scaled", 0.7))]
+    for r in out:
+        r["gpu"] = "SYNTHETIC H200 (not a measurement)"
+    return out
+
+
 def timeline():
     lines = ["n,stream,chunk,op,start_ms,end_ms"]
     for chunk in range(4):
@@ -279,8 +296,8 @@ def main():
     with open(out / "records.jsonl", "w") as f:
         for r in records() + wave2_records():
             f.write(json.dumps(r) + "\n")
-    with open(out / "h200x2.jsonl", "w") as f:  # lab 32: another machine's file, as results/h200x2/
-        for r in multi_gpu_records():
+    with open(out / "h200x2.jsonl", "w") as f:  # labs 32 and 33: another machine's file, as results/h200x2/
+        for r in multi_gpu_records() + fp8_records():
             f.write(json.dumps(r) + "\n")
     (out / "08_streams_timeline.csv").write_text(timeline())
     print(f"synthetic records and timeline in {out}")
