@@ -550,13 +550,14 @@ def main():
     parser.add_argument("--compare-table", type=Path, metavar="TOML",
                         help="both paths on every kernel of the table; comparison.json and comparison.md in --out")
     parser.add_argument("--recompare", type=Path, metavar="DIR",
-                        help="rebuild DIR's comparison from its kept evidence, without a GPU (after a threshold "
-                             "changed)")
+                        help="rebuild DIR's comparison from its kept evidence and Nsight Compute's kept metrics, "
+                             "without a GPU (after a rule changed): every comparison*.json in DIR, merged, into "
+                             "--out (default DIR)")
     args = parser.parse_args()
 
     if args.recompare:
         try:
-            print(compare.recompare(args.recompare, REFERENCES))
+            print(compare.recompare(args.recompare, REFERENCES, args.out, lambda m: kinds(diagnose(m))))
         except (OSError, ValueError) as e:
             print(f"profile: {e}")
             return 2
