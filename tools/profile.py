@@ -187,7 +187,11 @@ def diagnose(m):
                              "DRAM, sets the pace: sectors fetched and not used (uncoalesced accesses), atomics on "
                              "few addresses, or data reread from L2; fewer, fuller L2 transactions help.",
                              tags=["l2-bound"]))
-    shared_pressure = uses_shared and dram is not None and dram < BUSY and not any(
+    # Shared memory is the limiter where the L1/shared unit is the busiest of the SM's units, or where nothing is
+    # busy and the warps wait most on it. Where the SM (instruction issue, a pipe) is busier, Nsight Compute's
+    # breakdown puts compute above memory, and so does this diagnosis: it takes the busiest unit.
+    sm_busiest = sm is not None and sm >= BUSY and sm > (l1 or 0)
+    shared_pressure = uses_shared and dram is not None and dram < BUSY and not sm_busiest and not any(
         f.kind == "memory-bound" for f in found) and (
         (l1 is not None and l1 >= BUSY) or any(r in ("mio_throttle", "short_scoreboard") for r in top[:2]))
     if shared_pressure:
