@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from test_tuning_tools import executable  # noqa: E402  (a stand-in program from a script)
 
 RECORDS = ROOT / "results" / "h100" / "records.jsonl"
+H200_PROFILING = ROOT / "results" / "h200x2" / "profiling"
 
 # cuobjdump -sass of one kernel, cut down: a loop of 2 shared loads and 2 FFMAs
 # from 0x0040 to 0x0090, a spin-wait loop of 2 instructions, the padding BRA.
@@ -256,10 +257,62 @@ class Diagnosis(unittest.TestCase):
         self.assertIn("low-occupancy", d.kinds())  # 2 blocks of 256 threads at 128 registers
 
     def test_atomics(self):
+        # Far below the copy bandwidth, atomics on 256 bins are serialised in L2 with no unit busy: latency.
         r = largest("24_histogram", "global_atomics")
         d = nc.diagnose(r, self.bw(r), kernel=hot_kernel({"LDG": 1, "REDG": 1, "IMAD": 10}))
-        self.assertEqual(d.limiter, "memory-bound")
+        self.assertEqual((d.limiter, d.confidence), ("latency-bound", "likely"))
         self.assertIn("atomics", d.kinds())
+        # At the copy bandwidth the bytes decide, atomics or not.
+        fast = dict(r, gbps=0.9 * r["ceiling_value"])
+        self.assertEqual(nc.diagnose(fast, self.bw(fast), kernel=hot_kernel({"LDG": 1, "REDG": 1})).limiter,
+                         "memory-bound")
+
+    def test_instruction_issue(self):
+        # A stencil whose hot loop issues 317 instructions per 8 bytes of loads: at 20% of the copy bandwidth
+        # the loads in flight would allow far more (Little's law), but the issue slots are full.
+        r = {"median_ms": 13.51, "bytes": 10.74e9, "flops": 10.74e9, "gbps": 795.0, "gflops": 795.0,
+             "peak": "fp32", "peak_gflops": 66908.2, "ceiling": "d2d_copy_gbps", "ceiling_value": 4070.0,
+             "cc": "9.0", "clocks": {"before": {"sm_mhz": 1980}},
+             "resources": {"block_threads": 1024, "blocks_per_sm": 2, "occupancy": 1.0}}
+        counts = {"LDG": 2, "LDS": 2, "IMAD": 120, "IADD3": 100, "ISETP": 60, "BRA": 33}
+        k = hot_kernel(counts, {4: 2})
+        share = nc.issue_share(r, k.hot)[0]
+        self.assertAlmostEqual(share, 100 * 795e9 / (32 * 8) * 317 / (132 * 4 * 1980e6), places=6)
+        d = nc.diagnose(r, self.bw(r), kernel=k)
+        self.assertEqual((d.limiter, d.confidence), ("compute-bound", "likely"))
+        self.assertIn("issue", d.kinds())
+        # Five times fewer instructions: issue at 19%, and the in-flight rule speaks again.
+        light = hot_kernel({"LDG": 2, "LDS": 2, "IMAD": 30, "ISETP": 20, "BRA": 9}, {4: 2})
+        d = nc.diagnose(r, self.bw(r), kernel=light)
+        self.assertEqual(d.limiter, "memory-bound")
+        self.assertIn("in-flight", d.kinds())
+        # The FLOPs give the passes where the hot code moves no global bytes; padding NOPs are not issued work.
+        math = hot_kernel({"FFMA": 8, "FADD": 4, "IMAD": 20, "NOP": 12})
+        self.assertAlmostEqual(nc.issue_share(r, math.hot)[0],
+                               100 * 795e9 / (32 * 20) * 32 / (132 * 4 * 1980e6), places=6)
+        self.assertIsNone(nc.issue_share(dict(r, clocks={}), k.hot))  # no clock: no estimate
+
+    def test_recorded_h200_evidence(self):
+        # What the counter-free path measured on the H200 (results/h200x2/profiling/), diagnosed again.
+        def again(key):
+            return run.diagnose_evidence(json.loads((H200_PROFILING / f"{key}.evidence.json").read_text()), [RECORDS])
+        tiled = again("22-tiled_3d")
+        self.assertEqual((tiled.limiter, tiled.confidence), ("compute-bound", "likely"))
+        self.assertIn("issue", tiled.kinds())
+        self.assertEqual(again("24-global_atomics").limiter, "latency-bound")
+        self.assertEqual(again("02-float4").limiter, "memory-bound")
+
+    def test_no_bandwidth_no_memory_side(self):
+        # A tensor-core GEMM whose lab measures no copy bandwidth: the roofline side is unknown, so a small
+        # rung's L2 sensitivity does not make it memory-bound.
+        r = {"median_ms": 1.714, "bytes": 100663296, "flops": 1.374e11, "gbps": 58.7, "gflops": 80200.0,
+             "peak": "fp16_tensor", "peak_gflops": 1070530.0, "resources": {}}
+        self.assertIsNone(nc.roofline(r, (None, "no copy ceiling"))[1])
+        k = hot_kernel({"HMMA": 16, "LDS": 12, "LDG": 36, "BAR": 2, "IMAD": 40})
+        l2 = ex.L2Test({"size": 1024}, 8388608, 0.0455, 0.0681)
+        d = nc.diagnose(r, (None, "no copy ceiling"), l2=l2, kernel=k)
+        self.assertNotEqual(d.limiter, "memory-bound")
+        self.assertTrue(nc.roofline(dict(r, flops=0, gflops=0), (4000.0, "measured"))[1])  # no FLOPs: data movement
 
     def test_uncoalesced_from_the_l2_test(self):
         r = dict(largest("21_transpose", "naive"), resources={})  # no occupancy: no count of the loads in flight
@@ -429,6 +482,34 @@ class Comparison(unittest.TestCase):
         finally:
             shutil.rmtree(out)
 
+    def test_recompare_merges_the_parts_of_a_table(self):
+        # Two runs of parts of the table kept side by side: one table, Nsight Compute's limiter re-derived from
+        # the metrics its rows kept, written where --out says.
+        src = Path(tempfile.mkdtemp(prefix="cudalabs-compare-test-"))
+        try:
+            warp_tiling = recorded_ncu("18-warp_tiling")
+            row = {"lab": "18", "variant": "v", "args": "--size 1", "seconds": 1,
+                   "counter_free": {"limiter": "compute-bound", "confidence": "likely", "findings": []}}
+            (src / "comparison.json").write_text(json.dumps({"kernels": [
+                {**row, "key": "a", "ncu": {"status": "ok", "limiter": "shared-memory-bound", "metrics": warp_tiling}},
+                {**row, "key": "b", "ncu": {"status": "ok", "limiter": "latency-bound"}}]}))
+            (src / "comparison-2.json").write_text(json.dumps({"kernels": [
+                {**row, "key": "c", "ncu": {"status": "ok", "limiter": "compute-bound"}},
+                {**row, "key": "b", "ncu": {"status": "ok", "limiter": "compute-bound"}}]}))
+            out = src / "merged"
+            text = compare.recompare(src, (), out, lambda m: prof.kinds(prof.diagnose(m)))
+            rows = json.loads((out / "comparison.json").read_text())["kernels"]
+            self.assertEqual([r["key"] for r in rows], ["a", "b", "c"])
+            self.assertEqual(rows[0]["ncu"]["limiter"], "compute-bound")   # from the kept metrics
+            self.assertEqual(rows[1]["ncu"]["limiter"], "compute-bound")   # the later file's row
+            self.assertIn("3 of 3", text)
+            self.assertEqual(len(json.loads((src / "comparison.json").read_text())["kernels"]), 2)  # untouched
+            with self.assertRaises(ValueError) as e:
+                compare.recompare(out / "nothing")
+            self.assertIn("--compare-table", str(e.exception))
+        finally:
+            shutil.rmtree(src)
+
     def test_table_reader(self):
         entries = compare.load_table(ROOT / "tools" / "profiling" / "kernels.toml")
         self.assertGreaterEqual(len(entries), 16)
@@ -441,7 +522,27 @@ class Comparison(unittest.TestCase):
         shutil.rmtree(bad.parent)
 
 
+def recorded_ncu(key):
+    """Nsight Compute's metrics of one kernel of the H200 comparison in results/h200x2/profiling/."""
+    for name in ("comparison.json", "comparison-2.json"):
+        for r in json.loads((H200_PROFILING / name).read_text())["kernels"]:
+            if r["key"] == key:
+                return r["ncu"]["metrics"]
+    raise KeyError(key)
+
+
 class NcuReports(unittest.TestCase):
+    def test_the_busiest_unit_decides(self):
+        # Recorded on the H200: the warp-tiled SGEMM issues at 74% with L1/shared at 62% (short scoreboard its
+        # top stall): the SM is busier, compute-bound as Nsight Compute's breakdown has it. lab 05's tile:
+        # L1/shared at 94% above the SM's 74%, shared-memory-bound.
+        self.assertEqual(nc.main_limiter_of_ncu(prof.kinds(prof.diagnose(recorded_ncu("18-warp_tiling")))),
+                         "compute-bound")
+        self.assertEqual(nc.main_limiter_of_ncu(prof.kinds(prof.diagnose(recorded_ncu("05-tiled16")))),
+                         "shared-memory-bound")
+        self.assertEqual(nc.main_limiter_of_ncu(prof.kinds(prof.diagnose(recorded_ncu("18-thread_tile_8x8")))),
+                         "shared-memory-bound")   # SM at 59%: not busy, L1/shared at 75%
+
     def test_missing_or_nan_key_metrics_are_refused(self):
         good = {k: 50.0 for k in prof.KEY_METRICS}
         self.assertIsNone(prof.refusal(good))

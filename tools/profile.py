@@ -187,7 +187,11 @@ def diagnose(m):
                              "DRAM, sets the pace: sectors fetched and not used (uncoalesced accesses), atomics on "
                              "few addresses, or data reread from L2; fewer, fuller L2 transactions help.",
                              tags=["l2-bound"]))
-    shared_pressure = uses_shared and dram is not None and dram < BUSY and not any(
+    # Shared memory is the limiter where the L1/shared unit is the busiest of the SM's units, or where nothing is
+    # busy and the warps wait most on it. Where the SM (instruction issue, a pipe) is busier, Nsight Compute's
+    # breakdown puts compute above memory, and so does this diagnosis: it takes the busiest unit.
+    sm_busiest = sm is not None and sm >= BUSY and sm > (l1 or 0)
+    shared_pressure = uses_shared and dram is not None and dram < BUSY and not sm_busiest and not any(
         f.kind == "memory-bound" for f in found) and (
         (l1 is not None and l1 >= BUSY) or any(r in ("mio_throttle", "short_scoreboard") for r in top[:2]))
     if shared_pressure:
@@ -550,13 +554,14 @@ def main():
     parser.add_argument("--compare-table", type=Path, metavar="TOML",
                         help="both paths on every kernel of the table; comparison.json and comparison.md in --out")
     parser.add_argument("--recompare", type=Path, metavar="DIR",
-                        help="rebuild DIR's comparison from its kept evidence, without a GPU (after a threshold "
-                             "changed)")
+                        help="rebuild DIR's comparison from its kept evidence and Nsight Compute's kept metrics, "
+                             "without a GPU (after a rule changed): every comparison*.json in DIR, merged, into "
+                             "--out (default DIR)")
     args = parser.parse_args()
 
     if args.recompare:
         try:
-            print(compare.recompare(args.recompare, REFERENCES))
+            print(compare.recompare(args.recompare, REFERENCES, args.out, lambda m: kinds(diagnose(m))))
         except (OSError, ValueError) as e:
             print(f"profile: {e}")
             return 2

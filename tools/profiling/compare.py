@@ -9,7 +9,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from . import run as profiling_run
+from . import nocounters, run as profiling_run
 
 VERDICTS = {
     "agree": "they agree",
@@ -108,16 +108,44 @@ def write(rows, out):
     return text
 
 
-def recompare(folder, references=()):
-    """The comparison rebuilt from FOLDER's comparison.json and *.evidence.json
-    with the current thresholds; rewrites both files and returns the summary."""
+def comparison_rows(folder):
+    """The rows of every comparison*.json in FOLDER (comparison.json first,
+    then comparison-2.json, ... in name order: runs of parts of a table kept
+    side by side), one row per kernel key; where two files hold the same key
+    the later file's row wins."""
     folder = Path(folder)
-    path = folder / "comparison.json"
-    if not path.is_file():
-        raise ValueError(f"{path} not found: --recompare needs a folder written by --compare-table")
-    rows = json.loads(path.read_text())["kernels"]
+    paths = sorted(folder.glob("comparison*.json"), key=lambda p: (p.name != "comparison.json", p.name))
+    if not paths:
+        raise ValueError(f"no comparison*.json in {folder}: --recompare needs a folder written by --compare-table")
+    rows = {}
+    for path in paths:
+        try:
+            kernels = json.loads(path.read_text())["kernels"]
+        except (ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"{path}: not a comparison written by --compare-table ({e})") from e
+        for r in kernels:
+            rows[r["key"]] = r
+    return list(rows.values())
+
+
+def recompare(folder, references=(), out=None, ncu_diagnose=None):
+    """The comparison rebuilt from FOLDER's comparison*.json and
+    *.evidence.json with the current rules: the counter-free diagnosis from
+    each kernel's evidence, and, given ncu_diagnose (Nsight Compute's metrics
+    -> the kinds of its findings), Nsight Compute's main limiter from the
+    metrics its row kept. Writes comparison.json and comparison.md to OUT
+    (default FOLDER, where the merged table replaces comparison.json) and
+    returns the summary."""
+    folder = Path(folder)
+    rows = comparison_rows(folder)
     for r in rows:
         ev_path = folder / f"{r['key']}.evidence.json"
         if ev_path.is_file():
             r["counter_free"] = profiling_run.diagnose_evidence(json.loads(ev_path.read_text()), references).to_json()
-    return write(rows, folder)
+        ncu = r.get("ncu") or {}
+        if ncu_diagnose and ncu.get("status") == "ok" and ncu.get("metrics"):
+            ncu["kinds"] = sorted(ncu_diagnose(ncu["metrics"]))
+            ncu["limiter"] = nocounters.main_limiter_of_ncu(set(ncu["kinds"]))
+    out = Path(out) if out else folder
+    out.mkdir(parents=True, exist_ok=True)
+    return write(rows, out)

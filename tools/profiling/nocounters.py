@@ -15,7 +15,7 @@ is the latency-bound kind that the size ladder measures. CPU only: every
 input is a record, a Kernel or an experiment result."""
 from dataclasses import dataclass, field
 
-from . import occupancy as occ_mod
+from . import binary, occupancy as occ_mod
 
 BUSY = 60.0             # % of a ceiling: the kernel is bound by it (Nsight Compute's threshold in profile.py)
 NEAR_PEAK = 75.0        # % of the FP32 peak from which compute-bound is 'measured': the peak is one FFMA per
@@ -33,6 +33,7 @@ L2_SENSITIVE = 1.3      # cold (L2 flushed) over warm time: paced by where the d
 OCCUPANCY_LOW = 0.5
 DRAM_LATENCY_US = 0.6   # a global load's round trip to DRAM under load on H100/H200-class GPUs, of the order of
 IN_FLIGHT_SLACK = 2.5   # the loads in flight allow this many times the achieved bandwidth: not short of loads
+ISSUE_PER_CLOCK = 4     # warp instructions an SM issues per clock (4 schedulers): the instruction-issue ceiling
 FP32_LANES = {7: 64, 8: 128, 9: 128, 10: 128, 12: 128}  # FP32 lanes per SM by compute capability major; 8.0: 64
 LIMITERS = ("memory-bound", "compute-bound", "shared-memory-bound", "latency-bound")
 
@@ -80,7 +81,7 @@ def roofline(record, bandwidth):
         parts.append(f"{gbps:.0f} GB/s = {pbw:.0f}% of the copy bandwidth {bw:.0f} GB/s ({bw_source})")
     if peak and gflops:
         parts.append(f"{gflops:.0f} GFLOP/s = {ppeak:.1f}% of the {kind} peak {peak:.0f}")
-    memory_side = True
+    memory_side = None          # unknown without a bandwidth, a peak and the FLOPs
     if intensity is not None and bw and peak:
         ridge = peak / bw
         memory_side = intensity < ridge
@@ -89,6 +90,8 @@ def roofline(record, bandwidth):
         parts.append(f"{intensity:.3g} FLOP/byte against a ridge at {ridge:.3g}: on the "
                      f"{'memory' if memory_side else 'compute'} side of the roofline, at {reached:.0f}% of what "
                      f"its intensity allows")
+    elif bw and not gflops:
+        memory_side = True      # no FLOPs to count: a data-movement kernel
     return "; ".join(parts), memory_side, pbw, ppeak
 
 
@@ -127,6 +130,11 @@ def diagnose(record, bandwidth=(None, ""), scaling=None, l2=None, sweep=None, ke
     if hot:
         found.append(Finding("instruction-mix", "instruction mix of " + hot.summary() + ".", "measured",
                              ["cuobjdump -sass"]))
+    issue = issue_share(record, hot)
+    if issue:
+        found.append(Finding("issue", f"instruction issue: the hot code fills about {issue[0]:.0f}% of the SMs' "
+                             f"issue slots ({ISSUE_PER_CLOCK} warp instructions per SM per clock; {issue[1]}).",
+                             "likely", ["the lab's timed record", "cuobjdump -sass"]))
 
     limiter, confidence, why, advice, tags = _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor,
                                                       occupancy_low)
@@ -172,7 +180,8 @@ def _occupancy(found, res, kernel):
 
 
 def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupancy_low):
-    """(limiter, confidence, why, what to do, tags)."""
+    """(limiter, confidence, why, what to do, tags). memory_side is None where the roofline has no bandwidth:
+    the rules of the instruction mix still apply, those that need the memory side of the roofline do not."""
     ms = record["median_ms"]
     if scaling and scaling.launch_bound and ms < LAUNCH_MS:
         return ("latency-bound", "measured",
@@ -201,9 +210,13 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
     atomics = hot.n("ATOMG", "RED", "REDG", "ATOM") if hot else 0
     barriers = hot.n("BAR") if hot else 0
     if atomics and not hot.n("ATOMS"):
-        return ("memory-bound", "likely",
+        # Below the bandwidth ceiling (at it, the rule above says memory-bound): atomics on few addresses are
+        # serialised by L2's atomic units, which shows as no unit busy, each warp waiting for its update's round
+        # trip. That is latency, not a busy memory system.
+        return ("latency-bound", "likely",
                 f"{atomics} global atomic{'s' if atomics > 1 else ''} in the hot loop and {pbw or 0:.0f}% of the "
-                "copy bandwidth: L2's atomic units serialise updates of the same address.",
+                "copy bandwidth: no unit is busy; L2's atomic units serialise updates of the same address and the "
+                "warps wait for them.",
                 "Privatise: a histogram per block (or warp) in shared memory, merged once per block.",
                 ["atomics"])
     if tensor and mma and shared / mma >= SHARED_PER_MMA:
@@ -258,6 +271,15 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
                 "copy bandwidth: warps wait at __syncthreads while the tree narrows.",
                 "Fewer barriers: warp shuffles for the last 32 values, more elements per thread before the tree.",
                 ["barriers"])
+    issue = issue_share(record, hot) if not tensor else None
+    if issue and issue[0] >= BUSY and issue[0] >= (pbw or 0):
+        return ("compute-bound", "likely",
+                f"the hot code fills about {issue[0]:.0f}% of the SMs' instruction issue ({ISSUE_PER_CLOCK} warp "
+                f"instructions per SM per clock), more than the {pbw or 0:.0f}% of the copy bandwidth its bytes "
+                "take: instruction issue (index arithmetic, address calculation, loop control), not the memory "
+                "system, sets the pace; the warps are not short of loads, they are busy issuing.",
+                "Fewer instructions per element: more elements per thread (loop unrolling amortises the index "
+                "arithmetic), wider accesses (one LDG.128 for four LDG), simpler indexing.", ["issue"])
     if memory_side and l2 and l2.ratio and l2.ratio >= L2_SENSITIVE:
         return ("memory-bound", "likely",
                 f"{pbw or 0:.0f}% of the copy bandwidth, yet {l2.ratio:.2f}x faster when its data is in L2: "
@@ -292,6 +314,35 @@ def sm_count(record):
     major = int(cc.split(".")[0])
     lanes = 64 if cc in ("7.0", "7.5", "8.0") else FP32_LANES.get(major)
     return round(record["peak_gflops"] * 1e3 / (2 * lanes * mhz)) if lanes else None
+
+
+def issue_share(record, hot):
+    """(% of the SMs' instruction issue the hot code fills at the measured rate, how that was counted), or None.
+    The passes of the hot code per second come from the record: at least its bytes per second over the bytes one
+    pass loads and stores, and at least its FLOPs per second over the FLOPs of one pass's FP32 instructions (each
+    counted byte or FLOP moved or done by the hot code); the larger of the two, times the instructions of a pass
+    (padding NOPs left out), against 4 warp instructions per SM per clock. An estimate: counted bytes that the
+    hot code does not move (stores after a loop) make it high."""
+    mhz = ((record.get("clocks") or {}).get("before") or {}).get("sm_mhz")
+    sms = sm_count(record)
+    if not (hot and mhz and sms):
+        return None
+    instructions = hot.instructions - hot.n("NOP")
+    per_thread = sum(b * n for b, n in hot.global_load_bytes.items()) + \
+        sum(b * n for b, n in hot.global_store_bytes.items())
+    flops = sum(w * hot.n(op) for op, w in binary.FP32.items())
+    rates = []
+    if per_thread and record.get("gbps"):
+        rates.append((record["gbps"] * 1e9 / (32 * per_thread), f"{record['gbps']:.0f} GB/s over {per_thread} bytes "
+                                                                  "per thread a pass"))
+    if flops and record.get("gflops"):
+        rates.append((record["gflops"] * 1e9 / (32 * flops), f"{record['gflops']:.0f} GFLOP/s over {flops} FLOPs per "
+                                                              "thread a pass"))
+    if not rates or not instructions:
+        return None
+    warp_passes, how = max(rates)
+    share = 100.0 * warp_passes * instructions / (sms * ISSUE_PER_CLOCK * mhz * 1e6)
+    return share, f"{how}, {instructions} instructions a pass, {sms} SMs at {mhz} MHz"
 
 
 def in_flight(record, hot):
