@@ -4,7 +4,7 @@
 // thread (a ring: reduce-scatter with peer-reading kernels, then all-gather
 // with the copy engines; and a one-shot exchange: every GPU reads every other
 // one's input), what each needs of peer access, and NCCL's all-reduce as the
-// baseline (nccl.cpp).
+// baseline (nccl.hpp).
 // Measures: time and algbw (bytes / time) of nccl_allreduce, allreduce_ring
 // and allreduce_oneshot at every size, each checked against the exact sum on
 // every GPU; under the table, nccl-tests' busbw = algbw * 2(G-1)/G and each
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "host_common.hpp"
+#include "nccl.hpp"
 
 namespace lab32host {
 

@@ -1,10 +1,11 @@
 // Lab 32's devices: what one process needs before it can drive several GPUs.
 //
 // Teaches: each GPU's primary context (the one cudaSetDevice makes current),
-// reached here through the driver API as well (cuDevicePrimaryCtxRetain,
-// cuCtxSetCurrent) without linking libcuda; peer access between every pair
-// that has it (cudaDeviceCanAccessPeer, cudaDeviceEnablePeerAccess); and how
-// work on several GPUs is ordered without the host waiting: an event recorded
+// reached through the driver API as well (cuDevicePrimaryCtxRetain and
+// cuCtxSetCurrent, looked up through the runtime in host_common.hpp: no
+// libcuda link); peer access between every pair that has it
+// (cudaDeviceCanAccessPeer, cudaDeviceEnablePeerAccess); and how work on
+// several GPUs is ordered without the host waiting: an event recorded
 // on one device's stream, waited on by another device's stream.
 // Measures: nothing by itself. fan_out is what every multi-GPU row's time is:
 // the session's two events bracket a fork to every GPU's stream and the join
@@ -16,60 +17,11 @@
 #include "host_common.hpp"
 
 namespace lab32host {
-namespace {
-
-// The driver API through the runtime's entry point: the runtime has loaded the
-// driver library already, so the program needs no libcuda at link time.
-template <typename Function>
-Function driver_function(const char* name) {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-#if CUDART_VERSION >= 12050
-  CUDALABS_CHECK(cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found));
-#else
-  CUDALABS_CHECK(cudaGetDriverEntryPoint(name, &fn, cudaEnableDefault, &found));
-#endif
-  if (found != cudaDriverEntryPointSuccess || fn == nullptr)
-    throw cudalabs::CudaError(std::string("the driver has no ") + name + " (cudaGetDriverEntryPoint)");
-  return reinterpret_cast<Function>(fn);
-}
-
-// The few driver functions the lab calls, looked up once.
-struct DriverApi {
-  decltype(&cuGetErrorName) error_name = driver_function<decltype(&cuGetErrorName)>("cuGetErrorName");
-  decltype(&cuDeviceGet) device_get = driver_function<decltype(&cuDeviceGet)>("cuDeviceGet");
-  decltype(&cuDevicePrimaryCtxRetain) retain = driver_function<decltype(&cuDevicePrimaryCtxRetain)>("cuDevicePrimaryCtxRetain");
-  decltype(&cuDevicePrimaryCtxRelease) release = driver_function<decltype(&cuDevicePrimaryCtxRelease)>("cuDevicePrimaryCtxRelease");
-  decltype(&cuCtxSetCurrent) set_current = driver_function<decltype(&cuCtxSetCurrent)>("cuCtxSetCurrent");
-};
-
-const DriverApi& driver() {
-  static const DriverApi api;
-  return api;
-}
-
-void check_driver(CUresult result, const char* call) {
-  if (result == CUDA_SUCCESS) return;
-  const char* name = nullptr;
-  if (driver().error_name(result, &name) != CUDA_SUCCESS) name = "unknown CUresult";
-  throw cudalabs::CudaError(std::string(call) + " failed: " + name + " (" + std::to_string(static_cast<int>(result)) + ")");
-}
-
-}  // namespace
 
 int current_device() {
   int device = 0;
   CUDALABS_CHECK(cudaGetDevice(&device));
   return device;
-}
-
-PrimaryContext::PrimaryContext(int ordinal) {
-  check_driver(driver().device_get(&device_, ordinal), "cuDeviceGet");
-  check_driver(driver().retain(&context_, device_), "cuDevicePrimaryCtxRetain");
-}
-
-PrimaryContext::~PrimaryContext() {
-  if (context_) driver().release(device_);  // the table exists: the constructor made it
 }
 
 namespace {

@@ -1,14 +1,15 @@
 #pragma once
-// Lab 32's host code that its parts share: one RAII Gpu per device and the
-// Team of them, the fork from the session's stream to every GPU's stream and
-// the join back (fan_out), the inputs and checks, and the NCCL communicators.
+// Lab 32's host code that its parts share: the driver API reached through the
+// runtime, one RAII Gpu per device and the Team of them, the fork from the
+// session's stream to every GPU's stream and the join back (fan_out), the
+// inputs and checks, and the declarations of the parts.
 // The parts, one file per topic, all course code:
 //   devices.cpp        devices, primary contexts (the driver API through the runtime),
 //                      peer access, the team, and the fork and join that time every multi-GPU run
 //   checks.cpp         exact inputs (small integers stored as floats), pinned downloads, the checks
 //   transfers.cpp      copies between GPUs: copy engines one way and both ways, through the host,
 //                      and SMs pulling or pushing over the link; the G x G matrices of GB/s
-//   nccl.cpp           NCCL, the all-reduce baseline: a communicator per GPU, one grouped call
+//   nccl.hpp           NCCL, the all-reduce baseline: a communicator per GPU, one grouped call
 //   collectives.cpp    the hand-written all-reduces against NCCL's: algbw and busbw (nccl-tests)
 //   sgemm_scaling.cu   C = A·B on one GPU against the same product split by rows over the GPUs
 // main.cu declares the lab (its flags and variants), says which parts run, and reports.
@@ -31,10 +32,6 @@
 #include <cudalabs/lab.hpp>
 
 #include "kernels.hpp"
-
-#if CUDALABS_HAVE_NCCL
-#include <nccl.h>
-#endif
 
 namespace lab32host {
 
@@ -86,12 +83,54 @@ class DeviceGuard {
   int saved_ = -1;
 };
 
+// The driver API through the runtime's entry point: the runtime has loaded the
+// driver library already, so the program needs no libcuda at link time.
+template <typename Function>
+Function driver_function(const char* name) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+  CUDALABS_CHECK(cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found));
+#else
+  CUDALABS_CHECK(cudaGetDriverEntryPoint(name, &fn, cudaEnableDefault, &found));
+#endif
+  if (found != cudaDriverEntryPointSuccess || fn == nullptr)
+    throw cudalabs::CudaError(std::string("the driver has no ") + name + " (cudaGetDriverEntryPoint)");
+  return reinterpret_cast<Function>(fn);
+}
+
+// The few driver functions the lab calls, looked up once.
+struct DriverApi {
+  decltype(&cuGetErrorName) error_name = driver_function<decltype(&cuGetErrorName)>("cuGetErrorName");
+  decltype(&cuDeviceGet) device_get = driver_function<decltype(&cuDeviceGet)>("cuDeviceGet");
+  decltype(&cuDevicePrimaryCtxRetain) retain = driver_function<decltype(&cuDevicePrimaryCtxRetain)>("cuDevicePrimaryCtxRetain");
+  decltype(&cuDevicePrimaryCtxRelease) release = driver_function<decltype(&cuDevicePrimaryCtxRelease)>("cuDevicePrimaryCtxRelease");
+  decltype(&cuCtxSetCurrent) set_current = driver_function<decltype(&cuCtxSetCurrent)>("cuCtxSetCurrent");
+};
+
+inline const DriverApi& driver() {
+  static const DriverApi api;
+  return api;
+}
+
+inline void check_driver(CUresult result, const char* call) {
+  if (result == CUDA_SUCCESS) return;
+  const char* name = nullptr;
+  if (driver().error_name(result, &name) != CUDA_SUCCESS) name = "unknown CUresult";
+  throw cudalabs::CudaError(std::string(call) + " failed: " + name + " (" + std::to_string(static_cast<int>(result)) + ")");
+}
+
 // A device's primary context, the one the runtime uses for it, retained for as
 // long as this object lives (the runtime holds its own reference too).
 class PrimaryContext {
  public:
-  explicit PrimaryContext(int ordinal);
-  ~PrimaryContext();
+  explicit PrimaryContext(int ordinal) {
+    check_driver(driver().device_get(&device_, ordinal), "cuDeviceGet");
+    check_driver(driver().retain(&context_, device_), "cuDevicePrimaryCtxRetain");
+  }
+  ~PrimaryContext() {
+    if (context_) driver().release(device_);  // the table exists: the constructor made it
+  }
   PrimaryContext(const PrimaryContext&) = delete;
   PrimaryContext& operator=(const PrimaryContext&) = delete;
   CUcontext get() const { return context_; }
@@ -244,35 +283,7 @@ class TransferInputs {
   bool sum_current_ = false;
 };
 
-// ---- NCCL, the all-reduce baseline (nccl.cpp) --------------------------------------
-
-#if CUDALABS_HAVE_NCCL
-// One communicator per GPU of the team, all in this process (ncclCommInitAll).
-class NcclComms {
- public:
-  // NCCL switches devices inside; the caller's is put back.
-  explicit NcclComms(std::span<const int> devices);
-  ~NcclComms();
-  NcclComms(const NcclComms&) = delete;
-  NcclComms& operator=(const NcclComms&) = delete;
-
-  // One all-reduce: every GPU's out = the sum of every GPU's in. One thread
-  // drives every GPU, so the calls form one group: NCCL launches them together
-  // at ncclGroupEnd instead of waiting in the first call for the others.
-  void all_reduce(Team& team, std::int64_t n);
-
-  static std::string version();
-
- private:
-  std::vector<ncclComm_t> comms_;
-};
-#else
-// Built without NCCL: the type exists so that the code reads the same.
-class NcclComms {
- public:
-  void all_reduce(Team&, std::int64_t) {}
-};
-#endif
+class NcclComms;  // nccl.hpp: NCCL's all-reduce, the baseline
 
 // ---- the lab's families of variants (main.cu runs a family when one of its variants is asked for) ----
 

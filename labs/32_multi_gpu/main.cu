@@ -33,7 +33,7 @@
 //
 // The host program, by topic (as labs 19, 20 and 29 are): host_common.hpp (one
 // RAII Gpu per device, the team, what the parts share), devices.cpp (contexts,
-// peer access, the fork and join), checks.cpp, transfers.cpp, nccl.cpp,
+// peer access, the fork and join), checks.cpp, transfers.cpp, nccl.hpp,
 // collectives.cpp (the all-reduces) and sgemm_scaling.cu. This file declares
 // the lab (its flags and variants), says which parts run, and reports.
 #include <cuda_runtime_api.h>
@@ -50,6 +50,7 @@
 #include <cudalabs/lab.hpp>
 
 #include "host_common.hpp"
+#include "nccl.hpp"
 
 namespace lab32host {
 namespace {
