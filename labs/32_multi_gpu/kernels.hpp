@@ -1,7 +1,8 @@
 #pragma once
-// Lab 32's fixed interface: what main.cu (the course's host program) may call of
-// the student's files. kernels.cu defines it by including them, in a
-// translation unit of its own, so nothing in them reaches main.cu.
+// Lab 32's fixed interface: what the course's host program (main.cu and its
+// files by topic) may call of the student's files. kernels.cu defines it by
+// including them, in a translation unit of its own, so nothing in them reaches
+// the host program.
 //
 //   peer_kernels.cuh  the reduce-copy kernel: dst = src_0 + src_1 + ... (a copy
 //                     with one source), any operand possibly on another GPU
@@ -11,7 +12,7 @@
 //                     one thread switching contexts, or from one thread per GPU
 //
 // The course keeps the devices, streams, events, buffers and cuBLAS handles
-// (main.cu owns them, one RAII struct per GPU), the fork from the session's
+// (host_common.hpp: one RAII struct per GPU), the fork from the session's
 // stream to every GPU's stream and the join back, the checks and the NCCL
 // baseline. Every function here only enqueues: it never waits for a GPU.
 #include <cuda.h>  // CUcontext
@@ -79,7 +80,7 @@ struct GemmShard {
 
 // The course's: makes `context` current on the calling thread (the driver API's
 // cuCtxSetCurrent, reached through the runtime's driver entry point, checked).
-// Defined in main.cu.
+// Defined in devices.cpp.
 void set_current_context(CUcontext context);
 
 // Enqueues every shard's product from the calling thread, making each GPU's
