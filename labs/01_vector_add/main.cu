@@ -40,12 +40,7 @@ int main(int argc, char** argv) {
       .about = "c = a + b on random floats, one thread per element, checked against the CPU.",
       .sizes = {{.name = "n", .help = "elements per vector", .full = {1 << 20}, .quick = {1000, 1 << 20}, .max = std::int64_t{1} << 31}},
       .variants = {{"one_per_thread", "one thread per element, 256-thread blocks, bounds check"}},
-      .flags = {{.name = "inputs",
-                 .help = "uniform: a, b in [-100, 100); specials: a quarter of them ±Inf, NaN, ±0, subnormals, "
-                         "±FLT_MAX (sums that overflow), the rest uniform",
-                 .kind = cudalabs::ExtraFlag::Kind::text,
-                 .default_value = "uniform",
-                 .choices = {"uniform", "specials"}}},
+      .flags = {value_kinds::vector_add_inputs_flag()},
   };
   // run_lab reads the flags, picks the GPU and turns every error into its exit
   // code; the Session times and checks the variant and writes its records.

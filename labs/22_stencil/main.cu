@@ -118,12 +118,10 @@ int main(int argc, char** argv) {
                  .help = "registers_3d's planes per thread block (fewer: more blocks, more re-read chunk edges)",
                  .default_value = std::to_string(lab22::jacobi_3d_registers_default_z_chunk()),
                  .max = 65535},
-                {.name = "inputs",
-                 .help = "random: values in [-1, 1); large, tiny: the same times 2^e, e drawn in [64, 120] or "
-                         "[-100, -64] (tolerance scaled by 2^e); constant: one value everywhere, kept exactly",
-                 .kind = cudalabs::ExtraFlag::Kind::text,
-                 .default_value = "random",
-                 .choices = {"random", "constant", "large", "tiny"}}},
+                value_kinds::inputs_flag_of("random: values in [-1, 1); large, tiny: the same times 2^e, e drawn in "
+                                            "[64, 120] or [-100, -64] (tolerance scaled by 2^e); constant: one value "
+                                            "everywhere, kept exactly",
+                                            {"random", "constant", "large", "tiny"})},
   };
   return cudalabs::run_lab(argc, argv, spec, [](cudalabs::Session& s) {
     const auto& o = s.options();

@@ -442,12 +442,9 @@ int main(int argc, char** argv) {
                    {"horner_grid_stride", "degree-256 polynomial, grid-stride, Items Horner chains interleaved"},
                    {"horner_one_per_thread", "degree-256 polynomial, one thread per element"}},
       .flags = {cudalabs::sweep_flag(tuning),
-                {.name = "inputs",
-                 .help = "uniform: x, y in [-1, 1); specials: a quarter of them ±Inf, NaN, ±0, subnormals, ±FLT_MAX, "
-                         "±1e30, the rest uniform (both families)",
-                 .kind = cudalabs::ExtraFlag::Kind::text,
-                 .default_value = "uniform",
-                 .choices = {"uniform", "specials"}}},
+                value_kinds::inputs_flag_of("uniform: x, y in [-1, 1); specials: a quarter of them ±Inf, NaN, ±0, "
+                                            "subnormals, ±FLT_MAX, ±1e30, the rest uniform (both families)",
+                                            {"uniform", "specials"})},
   };
   return cudalabs::run_tuned_lab(argc, argv, spec, tuning, [&](cudalabs::Session& s, cudalabs::Tuner& tuner) {
     const bool managed_ok = managed_memory_usable(s.device().id);

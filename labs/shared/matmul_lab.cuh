@@ -101,12 +101,9 @@ inline cudalabs::LabSpec matmul_spec(std::string name, std::string title, std::s
 // its operands or sums in half precision fails. Labs with FP16 or BF16 inputs
 // (09, 30) do not take it: their inputs would leave that range by design.
 inline cudalabs::ExtraFlag matmul_inputs_flag() {
-  return {.name = "inputs",
-          .help = "random: A, B in [-1, 1); large, tiny: the same times 2^ea, 2^eb, each drawn in [40, 56] or "
-                  "[-40, -24] (C and the tolerance scaled by 2^(ea+eb))",
-          .kind = cudalabs::ExtraFlag::Kind::text,
-          .default_value = "random",
-          .choices = {"random", "large", "tiny"}};
+  return value_kinds::inputs_flag_of("random: A, B in [-1, 1); large, tiny: the same times 2^ea, 2^eb, each drawn "
+                                     "in [40, 56] or [-40, -24] (C and the tolerance scaled by 2^(ea+eb))",
+                                     {"random", "large", "tiny"});
 }
 
 namespace matmul_detail {

@@ -42,11 +42,32 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include <cudalabs/cli.hpp>
 #include <cudalabs/random.hpp>
 
 namespace value_kinds {
+
+// A lab's --inputs flag: its kinds, the first the default; a value not among
+// them is a usage error naming them (exit 2).
+inline cudalabs::ExtraFlag inputs_flag_of(std::string help, std::vector<std::string> kinds) {
+  std::string first = kinds.front();
+  return {.name = "inputs",
+          .help = std::move(help),
+          .kind = cudalabs::ExtraFlag::Kind::text,
+          .default_value = std::move(first),
+          .choices = std::move(kinds)};
+}
+
+// The vector adds' (labs 01, 02): uniform, or specials.
+inline cudalabs::ExtraFlag vector_add_inputs_flag() {
+  return inputs_flag_of("uniform: a, b in [-100, 100); specials: a quarter of them ±Inf, NaN, ±0, subnormals, "
+                        "±FLT_MAX (sums that overflow), the rest uniform",
+                        {"uniform", "specials"});
+}
 
 // Every special value with_specials draws from, as bit patterns.
 inline constexpr std::array<std::uint32_t, 20> special_bits = {
