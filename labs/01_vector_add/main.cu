@@ -11,6 +11,12 @@
 // Variants:
 //   one_per_thread   one thread per element, 256-thread blocks, bounds check
 //
+// Inputs (--inputs): uniform values in [-100, 100), or specials: a quarter of
+// them ±Inf, NaNs, ±0, subnormals, ±FLT_MAX (labs/shared/value_kinds.hpp),
+// where c = a + b is still defined by IEEE 754: NaN in, NaN out; Inf + -Inf =
+// NaN; FLT_MAX + FLT_MAX = +Inf; subnormals added exactly. A kernel that does
+// anything but one float addition per element fails there.
+//
 // Run: make run LAB=01            (or: build/labs/01_vector_add --size 1000)
 #include <cuda_runtime_api.h>
 
@@ -25,6 +31,7 @@
 #include <cudalabs/reference.hpp>
 
 #include "kernels.hpp"
+#include "value_kinds.hpp"
 
 int main(int argc, char** argv) {
   const cudalabs::LabSpec spec{
@@ -33,10 +40,12 @@ int main(int argc, char** argv) {
       .about = "c = a + b on random floats, one thread per element, checked against the CPU.",
       .sizes = {{.name = "n", .help = "elements per vector", .full = {1 << 20}, .quick = {1000, 1 << 20}, .max = std::int64_t{1} << 31}},
       .variants = {{"one_per_thread", "one thread per element, 256-thread blocks, bounds check"}},
+      .flags = {value_kinds::vector_add_inputs_flag()},
   };
   // run_lab reads the flags, picks the GPU and turns every error into its exit
   // code; the Session times and checks the variant and writes its records.
   return cudalabs::run_lab(argc, argv, spec, [](cudalabs::Session& s) {
+    const bool specials = s.options().text("inputs") == "specials";
     for (const auto& point : s.points()) {
       const std::int64_t n = point.at("n");
       const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(float);
@@ -61,10 +70,16 @@ int main(int argc, char** argv) {
       //    must give: once now, and again from a fresh seed for the harness's
       //    last check (a kernel that is right only on its first inputs fails).
       std::vector<double> expected;
+      //    With specials the answer is the double sum rounded to float: what
+      //    one float addition gives, overflow to ±Inf and NaN included.
       auto make_inputs = [&](std::uint64_t seed) {
-        const auto a = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 1), -100.0f, 100.0f);
-        const auto b = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 2), -100.0f, 100.0f);
+        const auto a = specials ? value_kinds::with_specials(n, cudalabs::mix_seed(seed, 1), -100.0f, 100.0f)
+                                : cudalabs::random_floats(n, cudalabs::mix_seed(seed, 1), -100.0f, 100.0f);
+        const auto b = specials ? value_kinds::with_specials(n, cudalabs::mix_seed(seed, 2), -100.0f, 100.0f)
+                                : cudalabs::random_floats(n, cudalabs::mix_seed(seed, 2), -100.0f, 100.0f);
         expected = cudalabs::ref::vector_add(a, b);
+        if (specials)
+          for (double& e : expected) e = static_cast<float>(e);
         CUDALABS_CHECK(cudaMemcpy(d_a, a.data(), bytes, cudaMemcpyHostToDevice));
         CUDALABS_CHECK(cudaMemcpy(d_b, b.data(), bytes, cudaMemcpyHostToDevice));
         // From pageable memory cudaMemcpy may return before the copy lands, and
@@ -92,7 +107,10 @@ int main(int argc, char** argv) {
                 //    float addition rounds once: within half an ulp of the sum.
                 std::vector<float> c(static_cast<std::size_t>(n));
                 CUDALABS_CHECK(cudaMemcpy(c.data(), d_c, bytes, cudaMemcpyDeviceToHost));
-                return cudalabs::check_close(c, expected, {.abs = 0, .rel = 6e-8});
+                //    With specials, NaN must stay NaN and ±Inf the same infinity.
+                const cudalabs::Tolerance tol{.abs = 0, .rel = 6e-8};
+                return specials ? cudalabs::check_close_ieee(c, expected, tol)
+                                : cudalabs::check_close(c, expected, tol);
               },
           // Before each run c is filled with 0xFF bytes (NaN): an element the
           // kernel leaves unwritten fails the check instead of passing with an

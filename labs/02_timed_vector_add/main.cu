@@ -51,12 +51,7 @@ int main(int argc, char** argv) {
                    {"one_per_thread", "lab 01's kernel: one thread per element"},
                    {"grid_stride", "a grid the size of the GPU, threads stride through the array"},
                    {"float4", "grid_stride with 16-byte loads and stores"}},
-      .flags = {{.name = "inputs",
-                 .help = "uniform: a, b in [-100, 100); specials: a quarter of them ±Inf, NaN, ±0, subnormals, "
-                         "±FLT_MAX (sums that overflow), the rest uniform",
-                 .kind = cudalabs::ExtraFlag::Kind::text,
-                 .default_value = "uniform",
-                 .choices = {"uniform", "specials"}}},
+      .flags = {value_kinds::vector_add_inputs_flag()},
   };
   return cudalabs::run_tuned_lab(argc, argv, spec, tuning, [](cudalabs::Session& s, cudalabs::Tuner& tuner) {
     const bool specials = s.options().text("inputs") == "specials";

@@ -117,6 +117,7 @@ int main(int argc, char** argv) {
                           "(FP32, no TF32) measured in the same run. Also: the same kernel end to end (PCIe\n"
                           "copies included) and the CPU reference on all cores, as in the original course.",
                           variants);
+  spec.flags.push_back(matmul_inputs_flag());  // large and tiny magnitudes (matmul_lab.cuh)
   spec.variants.push_back({"tiled16_end_to_end", "copy A, B from pinned memory; tiled16; copy C back (CUDA events)"});
   spec.variants.push_back({"cpu_reference",
                            "the checker's CPU matmul: double, blocked, all cores (host clock; up to 2^31 multiply-adds)"});

@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
       "as GFLOP/s and % of cuBLAS (FP32, no TF32) measured in the same run. Any m, n, k.\n"
       "The default sizes are a sweep for the plot; the benchmark is --size 4096.",
       variants);
+  spec.flags.push_back(matmul_inputs_flag());  // large and tiny magnitudes (matmul_lab.cuh)
   // A sweep for the plot (m = n = k), 1024³ and 4096³ included. 8192³ is 1.1
   // TFLOP per run, tens of milliseconds per kernel: the whole sweep stays
   // within a few minutes, most of it the CPU reference and the host copies.

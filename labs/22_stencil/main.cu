@@ -22,6 +22,15 @@
 //                 z − 1, z, z + 1 in registers, x by shuffle, --z-chunk planes
 //                 per block, no shared memory                                 stencil_registers_3d.cuh
 //
+// Inputs (--inputs): random values in [-1, 1); large and tiny: the same times
+// 2^e, e drawn from the seed in [64, 120] or [-100, -64]; constant: one value
+// everywhere (labs/shared/value_kinds.hpp). The steps are linear, so a scaled
+// grid's result scales exactly and its tolerance with it: a kernel that holds
+// values in half precision, or adds an absolute epsilon, fails there. A
+// weighted average of one value is that value: with power-of-two weights and
+// 20 significant bits, exactly, in any order of the sums, so constant is checked
+// with no tolerance at all: a kernel whose weights do not sum to one fails.
+//
 // Run: make run LAB=22     (8192² 2D and 512³ 3D, 10 steps)
 //      build/labs/22_stencil/22_stencil --nx 1000 --ny 999 --nz 1 --steps 7 --tile-x 64 --tile-y 4
 #include <cstdio>
@@ -34,6 +43,7 @@
 
 #include "jacobi_reference.hpp"
 #include "kernels.hpp"
+#include "value_kinds.hpp"
 
 // ---- CPU reference: jacobi::cpu_steps, in jacobi_reference.hpp (lab 23 uses it too)
 
@@ -45,6 +55,26 @@ void check_block(const std::string& flags, std::int64_t threads, const std::stri
     throw cudalabs::UsageError(flags + " = " + std::to_string(threads) +
                                " threads per block: the tile is the thread block, and a block holds at most 1024 "
                                "threads. Choose a smaller tile, e.g. " + example + ".");
+}
+
+// The initial grid of one --inputs kind (`seed` already this grid's stream),
+// and the tolerance `steps` steps on it are held to (see the header comment).
+struct Field {
+  std::vector<float> values;
+  cudalabs::Tolerance tol;
+};
+
+Field initial_field(const std::string& kind, std::size_t count, std::uint64_t seed, int steps) {
+  const cudalabs::Tolerance unit = jacobi::tolerance(steps);  // for values in [-1, 1]
+  if (kind == "constant") return {value_kinds::one_value(count, seed), {.abs = 0, .rel = 0}};
+  if (kind == "large" || kind == "tiny") {
+    // 2^120: six neighbours sum to under 2^123, far from FLT_MAX (2^128). 2^-100:
+    // nonzero inputs at least 2^-123, still normal; a step's rounding error
+    // (16·2^-24·2^-100) is far above a subnormal's spacing (2^-149).
+    const int e = kind == "large" ? value_kinds::drawn_exponent(seed, 64, 120) : value_kinds::drawn_exponent(seed, -100, -64);
+    return {value_kinds::scaled_floats(count, seed, e), {.abs = std::ldexp(unit.abs, e), .rel = 0}};
+  }
+  return {cudalabs::random_floats(count, seed), unit};
 }
 
 }  // namespace
@@ -87,7 +117,11 @@ int main(int argc, char** argv) {
                 {.name = "z-chunk",
                  .help = "registers_3d's planes per thread block (fewer: more blocks, more re-read chunk edges)",
                  .default_value = std::to_string(lab22::jacobi_3d_registers_default_z_chunk()),
-                 .max = 65535}},
+                 .max = 65535},
+                value_kinds::inputs_flag_of("random: values in [-1, 1); large, tiny: the same times 2^e, e drawn in "
+                                            "[64, 120] or [-100, -64] (tolerance scaled by 2^e); constant: one value "
+                                            "everywhere, kept exactly",
+                                            {"random", "constant", "large", "tiny"})},
   };
   return cudalabs::run_lab(argc, argv, spec, [](cudalabs::Session& s) {
     const auto& o = s.options();
@@ -103,7 +137,8 @@ int main(int argc, char** argv) {
     if (s.selected("tiled_3d"))
       check_block("tiled_3d's --tile-x × --tile-y × --tile-z", std::int64_t{tile_x} * tile_y * tile_z,
                   "--tile-x 32 --tile-y 8 --tile-z 4");
-    const cudalabs::Tolerance tol = jacobi::tolerance(steps);
+    const std::string inputs = o.text("inputs");
+    const cudalabs::Tolerance unit_tol = jacobi::tolerance(steps);
     const float r = jacobi::diffusion_number;
 
     for (const auto& point : s.points()) {
@@ -119,10 +154,12 @@ int main(int argc, char** argv) {
       cudalabs::DeviceBuffer<float> d_in(count, "in"), d_scratch0(count, "scratch0"), d_scratch1(count, "scratch1"),
           d_out(count, "out");
       std::vector<double> expected;
+      cudalabs::Tolerance tol = unit_tol;  // large and tiny: scaled with each new grid's 2^e
       auto make_inputs = [&](std::uint64_t seed) {
-        const auto in = cudalabs::random_floats(count, cudalabs::mix_seed(seed, 1));
-        expected = jacobi::cpu_steps(in, nx, ny, nz, r, steps);
-        d_in.upload(in);
+        const Field in = initial_field(inputs, count, cudalabs::mix_seed(seed, 1), steps);
+        expected = jacobi::cpu_steps(in.values, nx, ny, nz, r, steps);
+        tol = in.tol;
+        d_in.upload(in.values);
       };
       make_inputs(s.seed());
 
@@ -200,11 +237,12 @@ int main(int argc, char** argv) {
                   lab22::jacobi_3d_registers_resources(), false);
       }
     }
-    char line[200];
+    char line[256];
     std::snprintf(line, sizeof line,
-                  "%d steps, r = 1/8, boundary points fixed; tolerance %.2g absolute (16·2^-24 per step). 2D variants "
-                  "run where nz = 1, 3D variants where nz >= 2.",
-                  steps, tol.abs);
+                  "%d steps, r = 1/8, boundary points fixed; tolerance %.2g absolute (16·2^-24 per step%s). 2D "
+                  "variants run where nz = 1, 3D variants where nz >= 2.",
+                  steps, unit_tol.abs,
+                  inputs == "constant" ? "; constant inputs: exact" : inputs == "random" ? "" : ", times the inputs' 2^e");
     s.note(line);
   });
 }

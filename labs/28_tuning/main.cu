@@ -23,6 +23,14 @@
 //                                                                         [block, blocks_per_sm, items]
 //   horner_one_per_thread         the polynomial, one thread per element  [block]
 //
+// Inputs (--inputs): uniform values in [-1, 1), or specials: a quarter of x
+// and y ±Inf, NaNs, ±0, subnormals, ±FLT_MAX, ±1e30 (labs/shared/value_kinds.hpp).
+// There z = fmaf(a, x, y) is defined by IEEE 754, one rounding: the reference is
+// the CPU's own fmaf, NaN stays NaN, an overflow is the same infinity. Horner's
+// p(x) is too: NaN in, NaN out, p(±0) = c_0, and every huge |x| (1e30 and up)
+// overflows to +Inf (positive coefficients, even degree). A kernel that clamps,
+// tests, rescales or narrows its operands fails there.
+//
 // Run: make run LAB=28     (n = 2^20, 2^26; every strategy at its hand-chosen launch)
 //      make tune LAB=28    (block × blocks_per_sm of every tunable variant at n = 2^26; heat maps)
 //      make tune LAB=28 VARIANT=horner_grid_stride SWEEP="blocks_per_sm=1,2,4,8,16 items=1,2,4,8"
@@ -45,6 +53,7 @@
 #include "../23_unified_memory/managed_memory.hpp"  // the course's managed buffers and prefetch (lab 23)
 #include "kernels.hpp"
 #include "polynomial.hpp"
+#include "value_kinds.hpp"
 
 namespace {
 
@@ -85,6 +94,25 @@ cudalabs::Tolerance horner_tolerance() {
   double bound = 0;
   for (int k = 0; k <= polynomial_degree; ++k) bound += polynomial_coefficient(k);
   return {.abs = 2.0 * polynomial_degree * std::ldexp(1.0, -24) * bound, .rel = 0};
+}
+
+// The float fmaf the kernels compute, one rounding, as the CPU's fmaf: for
+// specials, where a double reference would round twice near an overflow.
+std::vector<double> saxpy_fma_reference(const std::vector<float>& x, const std::vector<float>& y) {
+  std::vector<double> z(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) z[i] = std::fma(saxpy_a, x[i], y[i]);
+  return z;
+}
+
+// The inputs of one --inputs kind: uniform in [-1, 1), or specials mixed in.
+std::vector<float> lab_inputs(std::size_t count, std::uint64_t seed, bool specials) {
+  return specials ? value_kinds::with_specials(count, seed, -1.0f, 1.0f) : cudalabs::random_floats(count, seed);
+}
+
+// check_close, or with specials check_close_ieee (NaN where NaN, the same infinity).
+cudalabs::CheckResult check_output(const std::vector<float>& got, const std::vector<double>& expected,
+                                   cudalabs::Tolerance tol, bool specials) {
+  return specials ? cudalabs::check_close_ieee(got, expected, tol) : cudalabs::check_close(got, expected, tol);
 }
 
 // ---- what is tunable -----------------------------------------------------------
@@ -246,7 +274,7 @@ void add_ratio_matrix(cudalabs::Session& s, const std::string& lab, const cudala
 
 // managed_ok: the device can prefetch managed memory (else the managed variants are left out).
 void measure_saxpy(cudalabs::Session& s, cudalabs::Tuner& tuner, const std::string& lab, const cudalabs::Point& point,
-                   bool managed_ok) {
+                   bool managed_ok, bool specials) {
   const std::int64_t n = point.at("n");
   const auto count = static_cast<std::size_t>(n);
   const int device = s.device().id, sms = s.device().sm_count;
@@ -266,9 +294,9 @@ void measure_saxpy(cudalabs::Session& s, cudalabs::Tuner& tuner, const std::stri
   std::vector<float> x, y;
   std::vector<double> expected;
   auto make_inputs = [&](std::uint64_t seed) {
-    x = cudalabs::random_floats(count, cudalabs::mix_seed(seed, 1));
-    y = cudalabs::random_floats(count, cudalabs::mix_seed(seed, 2));
-    expected = saxpy_reference(x, y);
+    x = lab_inputs(count, cudalabs::mix_seed(seed, 1), specials);
+    y = lab_inputs(count, cudalabs::mix_seed(seed, 2), specials);
+    expected = specials ? saxpy_fma_reference(x, y) : saxpy_reference(x, y);
     dev.upload(x, y);
     if (managed) {
       managed->upload(x, y);
@@ -295,7 +323,7 @@ void measure_saxpy(cudalabs::Session& s, cudalabs::Tuner& tuner, const std::stri
                             .size = point,
                             .work = work,
                             .run = [&, l](cudaStream_t st) { saxpy(l, ops.x.data(), ops.y.data(), ops.z.data(), n, st); },
-                            .check = [&] { return cudalabs::check_close(ops.download(), expected, tol); },
+                            .check = [&] { return check_output(ops.download(), expected, tol, specials); },
                             .poison = [&](cudaStream_t st) { ops.poison(st); },
                             .new_inputs = make_inputs,
                             .resources = how.resources,
@@ -323,7 +351,7 @@ void measure_saxpy(cudalabs::Session& s, cudalabs::Tuner& tuner, const std::stri
          .size = point,
          .work = work,
          .run = [&, l](cudaStream_t st) { saxpy(l, ops.x.data(), ops.y.data(), ops.z.data(), n, st); },
-         .check = [&] { return cudalabs::check_close(ops.download(), expected, tol); },
+         .check = [&] { return check_output(ops.download(), expected, tol, specials); },
          .poison = [&](cudaStream_t st) { ops.poison(st); },
          .reset = [&](cudaStream_t st) { ops.prefetch(um::host(), st); },
          .new_inputs = make_inputs,
@@ -339,13 +367,14 @@ void measure_saxpy(cudalabs::Session& s, cudalabs::Tuner& tuner, const std::stri
 
 // ---- the polynomial ------------------------------------------------------------
 
-void measure_horner(cudalabs::Session& s, cudalabs::Tuner& tuner, const std::string& lab, const cudalabs::Point& point) {
+void measure_horner(cudalabs::Session& s, cudalabs::Tuner& tuner, const std::string& lab, const cudalabs::Point& point,
+                    bool specials) {
   const std::int64_t n = point.at("n");
   const auto count = static_cast<std::size_t>(n);
   cudalabs::DeviceBuffer<float> d_x(count, "x"), d_p(count, "p(x)");
   std::vector<double> expected;
   auto make_inputs = [&](std::uint64_t seed) {
-    const auto x = cudalabs::random_floats(count, cudalabs::mix_seed(seed, 3));
+    const auto x = lab_inputs(count, cudalabs::mix_seed(seed, 3), specials);
     expected = horner_reference(x);
     d_x.upload(x);
   };
@@ -367,7 +396,7 @@ void measure_horner(cudalabs::Session& s, cudalabs::Tuner& tuner, const std::str
                             .size = point,
                             .work = work,
                             .run = [&, l](cudaStream_t st) { horner(l, d_x.data(), d_p.data(), n, st); },
-                            .check = [&] { return cudalabs::check_close(d_p.download(), expected, tol); },
+                            .check = [&] { return check_output(d_p.download(), expected, tol, specials); },
                             .poison = [&](cudaStream_t st) { d_p.poison(st); },
                             .new_inputs = make_inputs,
                             .peak = cudalabs::Peak::fp32,
@@ -412,10 +441,14 @@ int main(int argc, char** argv) {
                    {"saxpy_managed_faulting", "grid-stride on managed pages that start on the host every run"},
                    {"horner_grid_stride", "degree-256 polynomial, grid-stride, Items Horner chains interleaved"},
                    {"horner_one_per_thread", "degree-256 polynomial, one thread per element"}},
-      .flags = {cudalabs::sweep_flag(tuning)},
+      .flags = {cudalabs::sweep_flag(tuning),
+                value_kinds::inputs_flag_of("uniform: x, y in [-1, 1); specials: a quarter of them ±Inf, NaN, ±0, "
+                                            "subnormals, ±FLT_MAX, ±1e30, the rest uniform (both families)",
+                                            {"uniform", "specials"})},
   };
   return cudalabs::run_tuned_lab(argc, argv, spec, tuning, [&](cudalabs::Session& s, cudalabs::Tuner& tuner) {
     const bool managed_ok = managed_memory_usable(s.device().id);
+    const bool specials = s.options().text("inputs") == "specials";
     const bool saxpy = any_selected(s, {"saxpy_grid_stride", "saxpy_one_per_thread", "saxpy_managed_grid_stride",
                                         "saxpy_managed_one_per_thread", "saxpy_managed_faulting"});
     const bool horner = any_selected(s, {"horner_grid_stride", "horner_one_per_thread"});
@@ -423,8 +456,8 @@ int main(int argc, char** argv) {
         any_selected(s, {"saxpy_managed_grid_stride", "saxpy_managed_one_per_thread", "saxpy_managed_faulting"}))
       s.note("managed variants left out: this device has no concurrent managed access (no prefetch to the GPU)");
     for (const auto& point : s.points()) {
-      if (saxpy) measure_saxpy(s, tuner, spec.name, point, managed_ok);
-      if (horner) measure_horner(s, tuner, spec.name, point);
+      if (saxpy) measure_saxpy(s, tuner, spec.name, point, managed_ok, specials);
+      if (horner) measure_horner(s, tuner, spec.name, point, specials);
     }
   });
 }

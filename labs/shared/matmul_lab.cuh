@@ -28,9 +28,11 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <cudalabs/blas.hpp>
@@ -38,6 +40,8 @@
 #include <cudalabs/math.hpp>
 #include <cudalabs/random.hpp>
 #include <cudalabs/reference.hpp>
+
+#include "value_kinds.hpp"
 
 struct MatmulOperands {
   const float* a;
@@ -86,6 +90,33 @@ inline cudalabs::LabSpec matmul_spec(std::string name, std::string title, std::s
                     {.name = "k", .help = "columns of A, rows of B (the contraction)", .full = {1024, 4096}, .quick = {1, 100, 65, 200}, .max = max_dim}},
           .variants = std::move(infos)};
 }
+
+// --inputs of the FP32 labs that add it to their spec (05, 18): random A, B in
+// [-1, 1); large and tiny: the same times 2^ea and 2^eb, each drawn from the
+// seed in [40, 56] or [-40, -24]. A power of two scales every product and sum
+// of an FP32 matmul exactly (no overflow: |C| < k·2^112 <= 2^126; no lost bits:
+// every nonzero product at least 2^-46·2^-80 = 2^-126, and a sum that falls
+// below it is exact), so C, cuBLAS's C and the tolerance all scale by
+// 2^(ea+eb). Beyond FP16's range both ways (65504, 2^-24): a kernel that holds
+// its operands or sums in half precision fails. Labs with FP16 or BF16 inputs
+// (09, 30) do not take it: their inputs would leave that range by design.
+inline cudalabs::ExtraFlag matmul_inputs_flag() {
+  return value_kinds::inputs_flag_of("random: A, B in [-1, 1); large, tiny: the same times 2^ea, 2^eb, each drawn "
+                                     "in [40, 56] or [-40, -24] (C and the tolerance scaled by 2^(ea+eb))",
+                                     {"random", "large", "tiny"});
+}
+
+namespace matmul_detail {
+
+// The exponents of A's and B's scale for one --inputs kind and seed (0, 0 for random).
+inline std::pair<int, int> input_exponents(const std::string& kind, std::uint64_t seed) {
+  if (kind == "random") return {0, 0};
+  const bool large = kind == "large";
+  return {value_kinds::drawn_exponent(cudalabs::mix_seed(seed, 4), large ? 40 : -40, large ? 56 : -24),
+          value_kinds::drawn_exponent(cudalabs::mix_seed(seed, 5), large ? 40 : -40, large ? 56 : -24)};
+}
+
+}  // namespace matmul_detail
 
 // FP32 -> FP16, round to nearest even: the inputs of lab 09's FP16 variant.
 __global__ void matmul_to_half_kernel(const float* __restrict__ in, __half* __restrict__ out, std::int64_t n) {
@@ -211,6 +242,9 @@ inline void run_matmul_lab(cudalabs::Session& s, const std::vector<MatmulVariant
 
     std::vector<float> a, b;
     matmul_detail::Reference ref, ref16;
+    const auto& extra_flags = s.options().extra;
+    const std::string inputs = extra_flags.count("inputs") ? extra_flags.at("inputs") : "random";
+    cudalabs::Tolerance tol = cudalabs::dot_tolerance(k);  // scaled with each new A and B (matmul_inputs_flag)
     // cuBLAS's C of two device operands, downloaded. The first call at a size
     // is where Cublas chooses its fastest algorithm for the shape: here,
     // before any measurement, never inside a traced or timed run.
@@ -223,8 +257,16 @@ inline void run_matmul_lab(cudalabs::Session& s, const std::vector<MatmulVariant
     // and every reference of them: once now, and again from a fresh seed for
     // the harness's last check of each variant.
     auto make_inputs = [&](std::uint64_t seed) {
-      a = cudalabs::random_floats(a_count, cudalabs::mix_seed(seed, 1));
-      b = cudalabs::random_floats(b_count, cudalabs::mix_seed(seed, 2));
+      if (inputs == "random") {
+        a = cudalabs::random_floats(a_count, cudalabs::mix_seed(seed, 1));
+        b = cudalabs::random_floats(b_count, cudalabs::mix_seed(seed, 2));
+      } else {
+        const auto [ea, eb] = matmul_detail::input_exponents(inputs, seed);
+        a = value_kinds::scaled_floats(a_count, cudalabs::mix_seed(seed, 1), ea);
+        b = value_kinds::scaled_floats(b_count, cudalabs::mix_seed(seed, 2), eb);
+        const cudalabs::Tolerance unit = cudalabs::dot_tolerance(k);
+        tol = {.abs = std::ldexp(unit.abs, ea + eb), .rel = unit.rel};
+      }
       d_a.upload(a);
       d_b.upload(b);
       ref.rows = matmul_detail::rows_to_check(m, n, k, cudalabs::mix_seed(seed, 3));
@@ -243,7 +285,6 @@ inline void run_matmul_lab(cudalabs::Session& s, const std::vector<MatmulVariant
     };
     make_inputs(s.seed());
 
-    const cudalabs::Tolerance tol = cudalabs::dot_tolerance(k);
     auto check_fp32 = [&](const std::vector<float>& c) { return matmul_detail::check_product(c, ref, n, tol); };
     const cudalabs::Work work{.bytes = 4.0 * (static_cast<double>(a_count) + static_cast<double>(b_count) +
                                               static_cast<double>(m) * n),

@@ -18,6 +18,14 @@
 //                        on its 2^24-step grid, its two edges, and a quarter
 //                        outside: hi itself, just past either end, ±Inf, NaN,
 //                        huge values (24's float histogram ignores them)
+//   scaled_floats        uniform values times a power of two drawn from a range:
+//                        magnitudes far from 1 (2^100, 2^-100) reached without a
+//                        rounding, so a scale-invariant result scales exactly and
+//                        its tolerance with it (labs 05, 18, 22)
+//   one_value            one value repeated everywhere, with 20 significant bits
+//                        (more than FP16's 11 or BF16's 8) and a drawn sign and
+//                        exponent: a weighted average with power-of-two weights
+//                        keeps it exactly (22's constant field)
 //
 // None of them ever holds the bits 0xFFFFFFFF, the NaN that DeviceBuffer::poison
 // leaves in an unwritten element, so an output that must carry one of these
@@ -34,11 +42,32 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include <cudalabs/cli.hpp>
 #include <cudalabs/random.hpp>
 
 namespace value_kinds {
+
+// A lab's --inputs flag: its kinds, the first the default; a value not among
+// them is a usage error naming them (exit 2).
+inline cudalabs::ExtraFlag inputs_flag_of(std::string help, std::vector<std::string> kinds) {
+  std::string first = kinds.front();
+  return {.name = "inputs",
+          .help = std::move(help),
+          .kind = cudalabs::ExtraFlag::Kind::text,
+          .default_value = std::move(first),
+          .choices = std::move(kinds)};
+}
+
+// The vector adds' (labs 01, 02): uniform, or specials.
+inline cudalabs::ExtraFlag vector_add_inputs_flag() {
+  return inputs_flag_of("uniform: a, b in [-100, 100); specials: a quarter of them ±Inf, NaN, ±0, subnormals, "
+                        "±FLT_MAX (sums that overflow), the rest uniform",
+                        {"uniform", "specials"});
+}
 
 // Every special value with_specials draws from, as bit patterns.
 inline constexpr std::array<std::uint32_t, 20> special_bits = {
@@ -136,6 +165,38 @@ inline std::vector<float> out_of_range_floats(std::size_t n, std::uint64_t seed,
   for (std::size_t i = 0; i < n; ++i)
     if (which[i] < 0.25f) x[i] = edges_and_outside[std::min(kinds - 1, static_cast<std::size_t>(pick[i] * kinds))];
   return x;
+}
+
+// A whole number in [lo, hi] drawn from the seed (lo <= hi).
+inline int drawn_exponent(std::uint64_t seed, int lo, int hi) {
+  return lo + static_cast<int>(cudalabs::mix_seed(seed, 11) % static_cast<std::uint64_t>(hi - lo + 1));
+}
+
+// n values uniform in [lo, hi) (random_floats: multiples of (hi - lo)/2^24)
+// times 2^exponent. A power of two scales a float exactly while the result
+// stays normal: with the default [-1, 1) every nonzero value is at least 2^-23,
+// so any exponent in [-103, 127] is exact.
+inline std::vector<float> scaled_floats(std::size_t n, std::uint64_t seed, int exponent, float lo = -1.0f,
+                                        float hi = 1.0f) {
+  std::vector<float> x = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 1), lo, hi);
+  for (float& v : x) v = std::ldexp(v, exponent);
+  return x;
+}
+
+// The value one_value repeats: an odd whole number in [2^19, 2^20) (20
+// significant bits) times 2^e, |value| in [2^-100, 2^100), the sign drawn.
+// Small multiples of it (up to 8x) and power-of-two fractions of it are exact
+// in float, so any order of a stencil's sums of it, minus its multiples, is exact.
+inline float one_value_of(std::uint64_t seed) {
+  const std::uint64_t bits = cudalabs::mix_seed(seed, 13);
+  const auto odd = static_cast<float>((std::uint64_t{1} << 19) | (bits & 0x7FFFFu) | 1u);
+  const int e = drawn_exponent(seed, -119, 80);  // times 2^19..2^20: |value| in [2^-100, 2^100)
+  return ((bits >> 20) & 1u ? -1.0f : 1.0f) * std::ldexp(odd, e);
+}
+
+// n copies of one_value_of(seed).
+inline std::vector<float> one_value(std::size_t n, std::uint64_t seed) {
+  return std::vector<float>(n, one_value_of(seed));
 }
 
 }  // namespace value_kinds

@@ -118,4 +118,69 @@ TEST(ValueKinds, OutOfRangeSamplesAreOutsideOrOnTheGrid) {
   EXPECT_GT(last_step, 1000u);
 }
 
+TEST(ValueKinds, DrawnExponentCoversItsRangeAndNothingElse) {
+  std::set<int> seen;
+  for (std::uint64_t seed = 0; seed < 2000; ++seed) {
+    const int e = value_kinds::drawn_exponent(seed, 64, 120);
+    EXPECT_GE(e, 64);
+    EXPECT_LE(e, 120);
+    seen.insert(e);
+  }
+  EXPECT_EQ(seen.size(), 57u);  // every exponent of the range, both ends included
+  EXPECT_EQ(value_kinds::drawn_exponent(3, -7, -7), -7);
+}
+
+TEST(ValueKinds, ScaledFloatsAreUniformValuesTimesAnExactPowerOfTwo) {
+  const std::size_t n = 50000;
+  for (const int e : {120, 64, -64, -100, -103}) {
+    const auto x = value_kinds::scaled_floats(n, 9, e);
+    const auto base = cudalabs::random_floats(n, cudalabs::mix_seed(9, 1));
+    ASSERT_EQ(x.size(), n);
+    float largest = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(std::ldexp(x[i], -e), base[i]) << "e = " << e << ", i = " << i;  // scaled back: the same value
+      ASSERT_NE(std::fpclassify(x[i]), FP_SUBNORMAL) << "e = " << e << ", i = " << i;
+      ASSERT_TRUE(std::isfinite(x[i]));
+      largest = std::max(largest, std::fabs(x[i]));
+    }
+    // The magnitudes are what the kind says: up to 2^e, most within 2^(e-4) of it.
+    EXPECT_LE(largest, std::ldexp(1.0f, e));
+    EXPECT_GE(largest, std::ldexp(1.0f, e - 1));
+  }
+  EXPECT_EQ(value_kinds::scaled_floats(100, 9, 70), value_kinds::scaled_floats(100, 9, 70));
+}
+
+TEST(ValueKinds, OneValueRepeatsOneValueThatStencilSumsKeepExactly) {
+  std::set<std::uint32_t> values;
+  int negative = 0;
+  for (std::uint64_t seed = 0; seed < 500; ++seed) {
+    const auto x = value_kinds::one_value(37, seed);
+    ASSERT_EQ(x.size(), 37u);
+    const float c = x[0];
+    for (float v : x) ASSERT_EQ(bits(v), bits(c));
+    values.insert(bits(c));
+    negative += std::signbit(c);
+    // |c| in [2^-100, 2^100), with exactly 20 significant bits (an odd 20-bit integer times 2^e).
+    ASSERT_GE(std::fabs(c), std::ldexp(1.0f, -100)) << c;
+    ASSERT_LT(std::fabs(c), std::ldexp(1.0f, 100)) << c;
+    int e = 0;
+    const double mantissa = std::frexp(static_cast<double>(std::fabs(c)), &e);  // in [0.5, 1)
+    const double odd = std::ldexp(mantissa, 20);
+    ASSERT_EQ(odd, std::floor(odd)) << c;
+    ASSERT_EQ(std::fmod(odd, 2.0), 1.0) << c;
+    // Not representable in FP16 or BF16 precision: 20 significant bits.
+    ASSERT_NE(static_cast<float>(std::ldexp(std::round(std::ldexp(mantissa, 11)), e - 11)), std::fabs(c));
+    // A 2D and a 3D Jacobi step of it, in float, in two summation orders: exactly c.
+    const float r = 0.125f;
+    const float four = ((c + c) + c) + c, six = ((c + c) + (c + c)) + (c + c);
+    EXPECT_EQ(c + r * (four - 4.0f * c), c);
+    EXPECT_EQ(c + r * (six - 6.0f * c), c);
+    EXPECT_EQ(0.5f * c + r * four, c);
+    EXPECT_EQ(0.25f * c + r * six, c);
+  }
+  EXPECT_GT(values.size(), 490u);  // a new value for (almost) every seed
+  EXPECT_GT(negative, 200);
+  EXPECT_LT(negative, 300);
+}
+
 }  // namespace

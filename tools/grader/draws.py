@@ -506,11 +506,18 @@ def _draw_flags(rng, decl, points):
                                   len(f.space.items) if f.kind == "integer" and f.space.discrete() else 2
                                   for f in decl.flags.values()] + [1])
         bases = [{} for _ in range(count)]
+    # Only the flags a flag limit names are drawn again when it fails: the others
+    # (--inputs, --dtype ...) take one value per run, so each listed value still
+    # comes once before any repeats.
+    limited = {n for lim in decl.flag_limits for n in lim.names}
     runs = []
     for base in bases:
+        free = {name: base[name] if name in base else d.next(points, 0)
+                for name, d in drawers.items() if name not in limited}
         for attempt in range(MAX_TRIES):
             halvings = 0 if attempt < TRIES_FULL_RANGE else 1 + (attempt - TRIES_FULL_RANGE) // TRIES_PER_HALVING
-            flags = {name: base[name] if name in base else d.next(points, halvings if attempt else 0)
+            flags = {name: free[name] if name in free else base[name] if name in base
+                     else d.next(points, halvings if attempt else 0)
                      for name, d in drawers.items()}
             if all(lim.holds(flags) for lim in decl.flag_limits):
                 break
