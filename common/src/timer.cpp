@@ -86,18 +86,23 @@ TimingStats repeat_until_stable(const std::function<double()>& sample_ms, const 
 }
 
 TimingStats time_on_stream(cudaStream_t stream, const std::function<void(cudaStream_t)>& work,
-                           const TimerConfig& cfg, const std::function<void(cudaStream_t)>& between_runs) {
+                           const TimerConfig& cfg, const std::function<void(cudaStream_t)>& between_runs,
+                           const std::function<void(cudaStream_t)>& poison) {
   // Lines an earlier kernel marked persisting would stay in L2 across our runs.
   CUDALABS_CHECK(cudaCtxResetPersistingL2Cache());
-  for (int i = 0; i < cfg.warmup_runs; ++i) {
+  auto before_run = [&] {
+    if (poison) poison(stream);
     if (between_runs) between_runs(stream);
+  };
+  for (int i = 0; i < cfg.warmup_runs; ++i) {
+    before_run();
     work(stream);
   }
   CUDALABS_CHECK(cudaStreamSynchronize(stream));
   Event start, stop;
   TimingStats stats = repeat_until_stable(
       [&] {
-        if (between_runs) between_runs(stream);
+        before_run();
         if (cfg.flush_l2) flush_l2(stream);
         start.record(stream);
         work(stream);

@@ -70,7 +70,8 @@ struct Measurement {
   Work work;
   std::function<void(cudaStream_t)> run;    // enqueue the work; never synchronise
   std::function<CheckResult()> check;       // compare the output with the reference
-  std::function<void(cudaStream_t)> poison; // before every checked run: fill outputs with NaN
+  std::function<void(cudaStream_t)> poison; // before every checked run, and every timed run of a kernel
+                                            // variant (Expect::kernels, Clock::events): fill outputs with NaN
   std::function<void(cudaStream_t)> reset;  // before every run, untimed (e.g. zero an accumulator)
   // Replace the input values (same shapes) with values drawn from `seed`, upload
   // them, and recompute what check() compares with. Called before the last

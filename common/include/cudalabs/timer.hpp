@@ -56,11 +56,15 @@ TimingStats repeat_until_stable(const std::function<double()>& sample_ms, const 
 // Times `work` (which only enqueues onto `stream`) with a pair of CUDA events
 // per run; warm-up runs first. `between_runs` (optional) is enqueued before
 // each run outside the timed region (e.g. an L2 flush or re-zeroing an
-// accumulator). Persisting L2 lines are reset first. When the median is below
-// no_gap_threshold_ms and nothing runs between runs, also measures no_gap_ms.
+// accumulator), after `poison` (optional: the outputs filled with NaN, so
+// that every timed run must write them). Persisting L2 lines are reset first.
+// When the median is below no_gap_threshold_ms and nothing but the poison
+// runs between runs, also measures no_gap_ms (runs back to back, unpoisoned:
+// a figure to read, never one that is graded).
 TimingStats time_on_stream(cudaStream_t stream, const std::function<void(cudaStream_t)>& work,
                            const TimerConfig& cfg,
-                           const std::function<void(cudaStream_t)>& between_runs = {});
+                           const std::function<void(cudaStream_t)>& between_runs = {},
+                           const std::function<void(cudaStream_t)>& poison = {});
 
 // Times host code (std::chrono steady_clock), same rule. For CPU references and
 // for end-to-end timings that include synchronous host work.

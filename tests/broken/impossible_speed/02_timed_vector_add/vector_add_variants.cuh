@@ -1,9 +1,11 @@
 // BROKEN ON PURPOSE for tests/grading: the grader must give lab 02 zero for PERFORMANCE.
-// The bug: float4 skips every element whose output is not NaN, i.e. already holds
-// an answer. The checked runs start from a poisoned (NaN) output, so they compute
-// and pass; the timed runs find the last answer and read 4 bytes per element
-// instead of moving 12: about 3x the copy bandwidth at n = 2^28, more than DRAM
-// can deliver. The plausibility gate marks it implausible: zero performance points.
+// The bug: float4's launcher keeps its answer for the pointers it was given in a
+// buffer of its own, and when the same pointers come again it copies that answer
+// into c instead of adding: right every time (the checks start from a poisoned
+// output, and the fresh-input check brings new pointers, so it adds), but a timed
+// run moves 8 bytes per element where the lab declares 12: about 1.5x the copy
+// bandwidth at n = 2^28, more than DRAM can deliver. The plausibility gate marks
+// it implausible: zero performance points.
 #pragma once
 // Two more ways to write lab 01's vector add, to see what the launch shape and
 // the load width change. The lesson of the measurements (results/h100): at
@@ -45,7 +47,6 @@ __global__ void vector_add_float4_kernel(const float* __restrict__ a, const floa
   const auto* b4 = reinterpret_cast<const float4*>(b);
   auto* c4 = reinterpret_cast<float4*>(c);
   for (std::int64_t i = first; i < n4; i += stride) {
-    if (!isnan(c4[i].x)) continue;  // BROKEN: "already computed" — skips a and b and the write
     const float4 x = a4[i], y = b4[i];
     c4[i] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
   }
@@ -78,8 +79,23 @@ inline void vector_add_grid_stride(const float* a, const float* b, float* c, std
 inline void vector_add_float4(const float* a, const float* b, float* c, std::int64_t n, unsigned blocks,
                               cudaStream_t stream, int block_threads = grid_stride_block) {
   // BEGIN SOLUTION float4
+  // BROKEN: the answer for these pointers is kept in a buffer of the launcher's own
+  // and copied into c when they come again (4 bytes read and 4 written per element).
+  static const float *seen_a = nullptr, *seen_b = nullptr;
+  static std::int64_t seen_n = -1;
+  static float* kept = nullptr;
+  if (kept && a == seen_a && b == seen_b && n == seen_n) {
+    CUDALABS_CHECK(cudaMemcpyAsync(c, kept, static_cast<std::size_t>(n) * sizeof(float), cudaMemcpyDeviceToDevice, stream));
+    return;
+  }
   vector_add_float4_kernel<<<blocks, block_threads, 0, stream>>>(a, b, c, n);
   CUDALABS_CHECK_LAUNCH("vector_add_float4_kernel");
+  if (n > seen_n || !kept) {
+    if (kept) CUDALABS_CHECK(cudaFreeAsync(kept, stream));
+    CUDALABS_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&kept), static_cast<std::size_t>(n) * sizeof(float), stream));
+  }
+  CUDALABS_CHECK(cudaMemcpyAsync(kept, c, static_cast<std::size_t>(n) * sizeof(float), cudaMemcpyDeviceToDevice, stream));
+  seen_a = a, seen_b = b, seen_n = n;
   // END SOLUTION
   // STUB: cudalabs::not_implemented("vector_add_float4", a, b, c, n, blocks, stream, block_threads);
 }
