@@ -79,12 +79,14 @@ inline void vector_add_grid_stride(const float* a, const float* b, float* c, std
 inline void vector_add_float4(const float* a, const float* b, float* c, std::int64_t n, unsigned blocks,
                               cudaStream_t stream, int block_threads = grid_stride_block) {
   // BEGIN SOLUTION float4
-  // BROKEN: from the third call on the same output (the first two are the
-  // checks), the last tenth of the elements is left as it was.
+  // BROKEN: from the third call on the same output and size (the first two are
+  // the checks), the last tenth of the elements is left as it was. (The size
+  // too: a new size's buffer may reuse the last one's address.)
   static const float* seen_c = nullptr;
+  static std::int64_t seen_n = -1;
   static int calls = 0;
-  calls = c == seen_c ? calls + 1 : 1;
-  seen_c = c;
+  calls = c == seen_c && n == seen_n ? calls + 1 : 1;
+  seen_c = c, seen_n = n;
   vector_add_float4_kernel<<<blocks, block_threads, 0, stream>>>(a, b, c, calls > 2 ? n - n / 10 : n);
   CUDALABS_CHECK_LAUNCH("vector_add_float4_kernel");
   // END SOLUTION
