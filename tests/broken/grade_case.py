@@ -17,8 +17,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import grade  # noqa: E402
+from grader.config import lab_names, load_config  # tools/grader/ (PYTHONPATH: tests/grading/meson.build)
 
 
 def exit_usage(message):
@@ -28,7 +27,7 @@ def exit_usage(message):
 
 
 def config():
-    return grade.load_config(ROOT / "tools" / "grading.toml", grade.lab_names(ROOT))
+    return load_config(ROOT / "tools" / "grading.toml", lab_names(ROOT))
 
 
 def assemble(case, dest):

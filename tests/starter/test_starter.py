@@ -14,8 +14,7 @@ import unittest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import starter  # noqa: E402
+import starter  # tools/starter.py (PYTHONPATH: tests/starter/meson.build)
 
 LAUNCHER = """\
 inline void add(const float* a, float* c, int n, cudaStream_t s) {
