@@ -32,6 +32,7 @@ ROOT = HERE.parent.parent
 import build_starter  # its compile_kernels: the course build's command, moved
 import grade_case  # the submission its GPU test grades
 from grader import sources  # tools/grader/sources.py: the include check
+from grader.submission import take_student_files
 
 
 def case_tree(case, tree):
@@ -75,8 +76,8 @@ def main():
         grade_case.assemble(case, submission)
         rejected, course_rejected = [], []
         for folder in sorted(submission.iterdir()):
-            err, ignored = grade_case.grade.take_student_files(folder, grade_case.config()[folder.name],
-                                                               args.work.resolve() / case.name / "taken")
+            err, ignored = take_student_files(folder, grade_case.config()[folder.name],
+                                              args.work.resolve() / case.name / "taken")
             if err or ignored:
                 failed.append(f"{case.name} (as a submission: {err or 'ignored ' + ', '.join(ignored)})")
             files = grade_case.config()[folder.name]["student_files"]

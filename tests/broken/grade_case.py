@@ -16,8 +16,9 @@ import shutil
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent.parent
 from grader.config import lab_names, load_config  # tools/grader/ (PYTHONPATH: tests/grading/meson.build)
+
+ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 def exit_usage(message):
