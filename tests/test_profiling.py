@@ -17,12 +17,11 @@ import unittest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import profile as prof  # noqa: E402  (tools/profile.py)
-from profiling import binary, compare, experiments as ex, nocounters as nc, occupancy, run  # noqa: E402
+import profile as prof  # tools/profile.py (PYTHONPATH: tests/meson.build)
+from grader.records import read_records
+from profiling import binary, compare, experiments as ex, nocounters as nc, occupancy, run
 
-sys.path.insert(0, str(ROOT / "tests"))
-from test_tuning_tools import executable  # noqa: E402  (a stand-in program from a script)
+from test_tuning_tools import executable  # tests/, this script's folder: a stand-in program from a script
 
 RECORDS = ROOT / "results" / "h100" / "records.jsonl"
 H200_PROFILING = ROOT / "results" / "h200x2" / "profiling"
@@ -59,7 +58,7 @@ RES = textwrap.dedent("""\
 
 
 def records():
-    return [json.loads(line) for line in RECORDS.read_text().splitlines() if line.strip()]
+    return read_records(RECORDS)
 
 
 def largest(lab, variant):

@@ -1,13 +1,9 @@
 #!/usr/bin/env python3
 """CPU tests of tools/results_table.py: records made under different lab flags
 (lab 17's --causal) are told apart in the table, and --flags selects them."""
-import sys
 import unittest
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import results_table  # noqa: E402
+import results_table  # tools/results_table.py (PYTHONPATH: tests/meson.build)
 
 
 def record(variant, ms, flags=None, git="abc1234"):

@@ -12,25 +12,18 @@ of another lab or input type could be taken by mistake. Then the committed
 docs/plots/roofline.svg must carry today's labels, and README.md, the course
 guide and methodology.md today's numbers. No gnuplot needed."""
 import html
-import json
 import re
 import statistics
-import sys
 import tempfile
 import unittest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import make_plots  # noqa: E402
+import make_plots  # tools/make_plots.py (PYTHONPATH: tests/meson.build)
+from grader.records import read_records
 
 H100 = ROOT / "results" / "h100" / "records.jsonl"
 FP32_LAB, TENSOR_LAB = "18_matmul_cublas_gap", "30_tensor_core_gemm"
-
-
-def read(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def latest(records):
@@ -127,7 +120,7 @@ class Sources:
 @unittest.skipUnless(H100.is_file(), "no results/h100/records.jsonl")
 class H100Records(Sources, unittest.TestCase):
     def setUp(self):
-        self.records = read(H100)
+        self.records = read_records(H100)
 
     def test_each_ceiling_comes_from_its_record(self):
         ceilings = self.check(self.records)

@@ -14,10 +14,9 @@ import unittest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import torch_attention as ta  # noqa: E402
+import torch_attention as ta  # tools/torch_attention.py (PYTHONPATH: tests/meson.build)
 
-try:  # make_plots needs tools/grade.py's TOML reader (Python 3.11, or tomli)
+try:  # make_plots needs tools/grader/config.py's TOML reader (Python 3.11, or tomli)
     import make_plots
 except SystemExit:
     make_plots = None

@@ -10,8 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOL = ROOT / "tools" / "transcripts.py"
-sys.path.insert(0, str(TOOL.parent))
-import transcripts  # noqa: E402
+import transcripts  # tools/transcripts.py (PYTHONPATH: tests/meson.build)
 
 
 def run(*args):

@@ -13,12 +13,12 @@ import textwrap
 import unittest
 from pathlib import Path
 
-TOOLS = Path(__file__).resolve().parent.parent / "tools"
-sys.path.insert(0, str(TOOLS))
-import profile as prof  # noqa: E402  (tools/profile.py, ahead of the standard library's profile)
-import tune  # noqa: E402
+# tools/ on PYTHONPATH (tests/meson.build): ahead of the standard library, so
+# `profile` is tools/profile.py, not the standard library's profiler.
+import profile as prof
+import tune
 
-try:  # tools/make_plots.py needs tools/grade.py's TOML reader: Python 3.11, or 3.10 with tomli
+try:  # tools/make_plots.py needs tools/grader/config.py's TOML reader: Python 3.11, or 3.10 with tomli
     import make_plots
 except SystemExit:
     make_plots = None

@@ -67,10 +67,13 @@ from dataclasses import asdict, dataclass, field
 from itertools import combinations
 from pathlib import Path
 
-import grade  # noqa: E402  (tools/grade.py: the course's labs, config, builds and runs)
-from grader import benchlock  # noqa: E402
+from grader import benchlock, sandbox, sources
+from grader.config import NOT_RUN, ROOT, GradeError, lab_names, load_config, select
+from grader.process import Run, Untrusted, run, run_untrusted, tail, why_no_gpu
+from grader.records import read_records
+from grader.scoring import baseline_variants
+from grader.submission import audit_text, joined, student_files_digest
 
-ROOT = grade.ROOT
 # Node-local (each host's links are its own), and the same path for every lane and
 # every class graded on the host at once.
 DEFAULT_BENCH_LOCK = Path("/tmp/cudalabs-bench.lock")
@@ -78,7 +81,7 @@ GRADE = ROOT / "tools" / "grade.py"
 HIDDEN = ("__MACOSX", ".DS_Store", "__pycache__")
 # Flags of the class table, in the order the report shows them; "timeout" is also a
 # submission that did not finish within --timeout as a whole.
-FLAGS = ("compile error", "rejected", "timeout", "sanitizer", "implausible", "throttled", grade.NOT_RUN)
+FLAGS = ("compile error", "rejected", "timeout", "sanitizer", "implausible", "throttled", NOT_RUN)
 
 
 class ClassError(Exception):
@@ -262,7 +265,7 @@ class BuildCache:
     def __init__(self, root, revision, arch, builders, jobs, sandboxed=True):
         self.root, self.revision, self.arch, self.builders, self.jobs = root, revision, arch, builders, jobs
         # Every build of student code runs in the sandbox (tools/grader/sandbox.py), as grade.py's do.
-        self.untrusted = grade.Untrusted(sandboxed=sandboxed, readable=[ROOT])
+        self.untrusted = Untrusted(sandboxed=sandboxed, readable=[ROOT])
 
     def key(self, lab, digest):
         return hashlib.sha256(f"{self.revision}|{self.arch}|{lab}|{digest}".encode()).hexdigest()[:24]
@@ -270,7 +273,7 @@ class BuildCache:
     def ensure(self, lab, files, cfg):
         """The cache entry for these files of the lab, built if it is not there yet."""
         folder = files
-        digest = grade.student_files_digest(folder, cfg["student_files"])
+        digest = student_files_digest(folder, cfg["student_files"])
         entry = self.root / "entries" / self.key(lab, digest)
         with Locked(self.root / "locks" / (entry.name + ".lock")):
             if not (entry / "student-files.sha256").is_file():
@@ -278,8 +281,8 @@ class BuildCache:
         return entry
 
     def sandboxed(self, what, cmd, timeout, log, work):
-        return grade.run_untrusted(what, cmd, timeout, log, self.untrusted, writable=[work],
-                                   limits=grade.sandbox.Limits.for_build())
+        return run_untrusted(what, cmd, timeout, log, self.untrusted, writable=[work],
+                             limits=sandbox.Limits.for_build())
 
     def builder(self, lab):
         """A free builder (waits for one when all are busy)."""
@@ -309,13 +312,13 @@ class BuildCache:
                     if r.rc != 0:
                         shutil.rmtree(build, ignore_errors=True)
                         raise ClassError(f"the course does not configure (not the student's fault; {log_path}):\n"
-                                         + grade.tail(r.output, 10))
+                                         + tail(r.output, 10))
                 for name in cfg["student_files"]:
                     shutil.copyfile(folder / name, work / "student" / lab / name)
                 # Includes of files outside the course are refused before anything is compiled.
-                refused = grade.sources.problems(work / "student" / lab, cfg["student_files"])
+                refused = sources.problems(work / "student" / lab, cfg["student_files"])
                 if refused:
-                    r = grade.Run(f"build {lab}", [], 0, "")
+                    r = Run(f"build {lab}", [], 0, "")
                 else:
                     r = self.sandboxed(f"build {lab} {digest[:12]}", ["ninja", "-C", str(build), "-j", str(self.jobs),
                                                                        f"labs/{lab}/{lab}"], 1800, log, work)
@@ -326,13 +329,13 @@ class BuildCache:
                 if "kernels.cu" not in r.output:
                     # The course's own code failed (not the student's kernel file): not cached.
                     raise ClassError(f"building {lab} failed outside the student's kernel file ({log_path}):\n"
-                                     + grade.tail(r.output, 10))
-                (tmp / "build-error.txt").write_text(grade.tail(r.output, 25) + "\n")
+                                     + tail(r.output, 10))
+                (tmp / "build-error.txt").write_text(tail(r.output, 25) + "\n")
             elif refused:
-                (tmp / "rejected.txt").write_text(grade.joined(refused) + "\n")
+                (tmp / "rejected.txt").write_text(joined(refused) + "\n")
             else:
                 shutil.copy2(build / "labs" / lab / lab, tmp / lab)
-                rejected = grade.audit_text(build, lab)
+                rejected = audit_text(build, lab)
                 if rejected:
                     (tmp / "rejected.txt").write_text(rejected + "\n")
             (tmp / "seconds.txt").write_text(f"{r.seconds:.1f}\n")
@@ -342,8 +345,8 @@ class BuildCache:
 
 
 def load_course():
-    labs = grade.lab_names(ROOT)
-    return labs, grade.load_config(ROOT / "tools" / "grading.toml", labs)
+    labs = lab_names(ROOT)
+    return labs, load_config(ROOT / "tools" / "grading.toml", labs)
 
 
 # ---- grading one student (a worker here, or one Slurm task) ------------------------------------
@@ -381,12 +384,12 @@ def grade_student(plan, index, gpu=None):
             cmd = grade_command(plan, home, chosen, gpu)
             shutil.rmtree(home / "grade", ignore_errors=True)
             with open(home / "grade.log", "w") as log:
-                r = grade.run("grade", cmd, plan["timeout"], log)
+                r = run("grade", cmd, plan["timeout"], log)
             status.update(rc=r.rc, timed_out=r.timed_out)
             if r.timed_out:
                 status["error"] = f"did not finish in {plan['timeout']:g} s (tools/grade_class.py --timeout)"
             elif r.rc not in (0, 1):
-                status["error"] = f"grade.py exit {r.rc}: {grade.tail(r.output, 3)}"
+                status["error"] = f"grade.py exit {r.rc}: {tail(r.output, 3)}"
     status["seconds"] = round(time.monotonic() - start, 1)
     # Wall-clock start and end: how many lanes or tasks graded at once (tests/class/test_slurm.py).
     status["started"], status["ended"] = round(started, 3), round(time.time(), 3)
@@ -408,7 +411,7 @@ def grade_command(plan, home, chosen, gpu=None):
 
 def gpu_ids():
     """The GPUs nvidia-smi lists (their indices), or [] without one."""
-    if grade.why_no_gpu():
+    if why_no_gpu():
         return []
     lines = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.splitlines()
     return [str(i) for i, line in enumerate(x for x in lines if x.startswith("GPU "))]
@@ -431,7 +434,7 @@ def run_local(plan, students, cpus):
         for lab in s.labs:
             folder = out / "students" / s.id / "submission" / lab
             if lab in plan["labs"] and all((folder / f).is_file() for f in config[lab]["student_files"]):
-                distinct.setdefault((lab, grade.student_files_digest(folder, config[lab]["student_files"])), folder)
+                distinct.setdefault((lab, student_files_digest(folder, config[lab]["student_files"])), folder)
     cached = sum((cache.root / "entries" / cache.key(lab, digest) / "student-files.sha256").is_file()
                  for lab, digest in distinct)
     print(f"grade-class: {len(students)} submissions, {len(distinct)} distinct sets of lab files, {cached} of them "
@@ -596,7 +599,7 @@ def gather(plan, students):
             row["labs"] = res.get("extra_data", {}).get("labs", {})
             records = home / "grade" / "records.jsonl"
             if records.is_file():
-                row["records"] = [json.loads(x) for x in records.read_text().splitlines() if x.strip()]
+                row["records"] = read_records(records)
         rows.append(row)
     return rows
 
@@ -653,12 +656,12 @@ def class_table(rows, labs):
                 continue
             got = x["correctness"] + x["performance"]
             kind = "full" if got >= x["max_score"] else "zero" if got == 0 else "part"
-            flags = "".join(f'<span class="flag">{esc(fl)}</span>' for fl in x["flags"] if fl != grade.NOT_RUN)
+            flags = "".join(f'<span class="flag">{esc(fl)}</span>' for fl in x["flags"] if fl != NOT_RUN)
             points = f'{got:g}/{x["max_score"]:g}'
-            if grade.NOT_RUN in x["flags"]:  # built, not graded: no points either way
-                kind, points = "none", f"built, {grade.NOT_RUN}"
+            if NOT_RUN in x["flags"]:  # built, not graded: no points either way
+                kind, points = "none", f"built, {NOT_RUN}"
             cells.append(f'<td class="{kind}" title="{esc(x["why"])}">{points}{flags}</td>')
-        graded = [x for x in r["labs"].values() if grade.NOT_RUN not in x["flags"]]
+        graded = [x for x in r["labs"].values() if NOT_RUN not in x["flags"]]
         total = sum(x["correctness"] + x["performance"] for x in graded)
         maximum = sum(x["max_score"] for x in graded)
         status = "" if r["status"] == "graded" else f'<span class="flag">{esc(r["status"][:80])}</span>'
@@ -696,7 +699,7 @@ def best_kernels(records):
     best = []
     for lab in sorted({r["lab"] for r in records}):
         recs = [r for r in records if r["lab"] == lab and r.get("timed") and r.get("passed")]
-        base = grade.baseline_variants(recs)
+        base = baseline_variants(recs)
         kernels = [r for r in recs if r["variant"] not in base and make_plots.is_lab_kernel(r["variant"])
                    and r.get("flops") and r.get("bytes") and r.get("gflops")]
         if kernels:
@@ -735,7 +738,7 @@ def rooflines(rows):
     every = [r for row in rows for r in row["records"]]
     copies = [r["ceiling_value"] for r in every if r.get("ceiling") == "d2d_copy_gbps" and r.get("ceiling_value")]
     library = [r["gflops"] for r in every if r.get("timed") and r.get("passed") and r.get("gflops")
-               and r["variant"] in grade.baseline_variants([r]) and "cublas" in r["variant"]]
+               and r["variant"] in baseline_variants([r]) and "cublas" in r["variant"]]
     bandwidth = statistics.median(copies) if copies else 0
     peak = max(library) if library else 0
     best = {row["id"]: best_kernels(row["records"]) for row in rows}
@@ -758,7 +761,7 @@ def write_report(plan, rows, pairs, labs, path):
     shown = [lab for lab in labs if any(lab in r["labs"] for r in rows)]
     dist = []
     for lab in shown:
-        graded = [r["labs"][lab] for r in rows if lab in r["labs"] and grade.NOT_RUN not in r["labs"][lab]["flags"]]
+        graded = [r["labs"][lab] for r in rows if lab in r["labs"] and NOT_RUN not in r["labs"][lab]["flags"]]
         if not graded:
             dist.append(f'<div class="roof">{esc(lab)}: no submission graded on a GPU</div>')
             continue
@@ -773,9 +776,9 @@ def write_report(plan, rows, pairs, labs, path):
     for p in flagged:
         if p["similarity"] >= 1.0:
             mine = groups.setdefault(p["lab"], [])
-            joined = [g for g in mine if p["student_a"] in g or p["student_b"] in g]
-            merged = set().union({p["student_a"], p["student_b"]}, *joined)
-            mine[:] = [g for g in mine if g not in joined] + [merged]
+            touching = [g for g in mine if p["student_a"] in g or p["student_b"] in g]
+            merged = set().union({p["student_a"], p["student_b"]}, *touching)
+            mine[:] = [g for g in mine if g not in touching] + [merged]
     close = [p for p in flagged if p["similarity"] < 1.0]
     sim_rows = "".join(f"<tr><td>{esc(lab)}</td><td colspan=\"2\">{len(g)} students, token-identical: "
                        f"{esc(', '.join(sorted(names[s] for s in g)))}</td><td>1.00</td><td></td></tr>"
@@ -871,19 +874,19 @@ def main(argv=None):
     try:
         labs, config = load_course()
         host_links = benchlock.host_link_labs(config)
-        chosen = grade.select(labs, args.labs)
+        chosen = select(labs, args.labs)
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         out = (args.out or Path(args.build) / "grade-class" / stamp).resolve()
         out.mkdir(parents=True, exist_ok=True)
         students = discover(args.submissions.resolve(), out, labs, config)
-    except (ClassError, grade.GradeError, zipfile.BadZipFile) as e:
+    except (ClassError, GradeError, zipfile.BadZipFile) as e:
         print(f"grade-class: error: {e}", file=sys.stderr)
         return 2
     cpus = args.jobs or os.cpu_count() or 1
     gpus = [] if args.no_gpu or args.slurm else lanes(gpu_ids(), args.max_gpus)
     no_gpu = args.no_gpu or (not args.slurm and not gpus)
     if no_gpu and not args.no_gpu:
-        print(f"grade-class: {grade.why_no_gpu()}: build-only (compile errors per lab; the GPU steps not run)")
+        print(f"grade-class: {why_no_gpu()}: build-only (compile errors per lab; the GPU steps not run)")
     wanted = {lab for s in students for lab in s.labs if lab in chosen}
     plan = {"out": str(out), "seed": args.seed if args.seed is not None else random.SystemRandom().randrange(1, 2**31),
             "labs": chosen, "arch": args.arch, "no_gpu": no_gpu, "timeout": args.timeout,

@@ -20,7 +20,6 @@ Exit codes: 0 drawn, 1 gnuplot failed, 2 bad usage, 77 no records (nothing to dr
 import argparse
 import collections
 import csv
-import json
 import math
 import re
 import shutil
@@ -30,8 +29,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grade import baseline_variants, size_product  # noqa: E402  (tools/grade.py)
-import tune  # noqa: E402  (tools/tune.py: lab 28's heat map)
+import tune  # tools/tune.py: lab 28's heat map
+from grader.records import read_records  # tools/grader/records.py
+from grader.scoring import baseline_variants, size_product  # tools/grader/scoring.py
 
 ROOT = Path(__file__).resolve().parent.parent
 PLOTS_DIR = ROOT / "plots"
@@ -1019,10 +1019,12 @@ def main():
     records = []
     for path in paths:
         try:
-            with open(path) as f:
-                records += [json.loads(line) for line in f if line.strip()]
-        except (OSError, json.JSONDecodeError) as e:
+            records += read_records(path)
+        except OSError as e:
             print(f"make_plots: cannot read {path}: {e}")
+            return 2
+        except ValueError as e:
+            print(f"make_plots: {e}")
             return 2
     timeline = args.timeline or paths[0].parent / "08_streams_timeline.csv"
 

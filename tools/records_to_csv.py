@@ -11,9 +11,10 @@ usage: records_to_csv.py RECORDS.jsonl [-o OUT.csv]   (default: RECORDS.csv)
 """
 import argparse
 import csv
-import json
 import sys
 from pathlib import Path
+
+from grader.records import read_records  # tools/grader/records.py
 
 # The scalar fields of a record, in the order of common/src/report.cpp.
 FIELDS = [
@@ -25,21 +26,6 @@ FIELDS = [
     "toolkit", "driver", "timestamp",
 ]
 NESTED = {"size": "size_", "resources": "res_", "extra": "extra_"}
-
-
-def read_records(path):
-    """The records of a .jsonl file; a line that is not JSON is an error naming the line."""
-    records = []
-    with open(path) as f:
-        for number, line in enumerate(f, 1):
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{path}:{number}: not a JSON record ({e.msg})") from None
-    return records
 
 
 def flatten(record):

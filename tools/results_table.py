@@ -18,11 +18,12 @@ Columns: ms, ci, runs, gbps, gflops, tflops, pct, vs, err, plus extra.NAME for a
 lab-specific number from the record's "extra" object.
 """
 import argparse
-import json
 import pathlib
 import re
 import shlex
 import sys
+
+from grader.records import read_records  # tools/grader/records.py
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -54,7 +55,7 @@ def column(name):
 def table(lab, gpu="h100", variants="", columns="ms,gbps,pct,vs", sizes="", flags="", records=None):
     if records is None:
         path = ROOT / "results" / gpu / "records.jsonl"
-        records = [json.loads(l) for l in path.read_text().splitlines() if l.strip()] if path.exists() else []
+        records = read_records(path) if path.exists() else []
     records = [r for r in records if r["lab"] == lab and r.get("timed")]
     if variants:
         keep = variants.split(",")

@@ -58,7 +58,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import grade  # noqa: E402  (tools/grade.py: the labs, tools/grading.toml, running programs)
+from grader.config import GradeError, lab_names, load_config
+from grader.process import run, tail, why_no_gpu
+from grader.records import read_new_records
+from grader.result import exercise_of
+from grader.runs import correctness_runs
 
 ROOT = Path(__file__).resolve().parent.parent
 BEGIN = re.compile(r"^(\s*)// BEGIN SOLUTION(.*)$")
@@ -227,8 +231,8 @@ class LabMarks:
 def course(root):
     """{lab: LabMarks} of every lab, from tools/grading.toml and the student files.
     Raises MarkerError with every problem found (each file:line)."""
-    labs = grade.lab_names(root)
-    config = grade.load_config(root / "tools" / "grading.toml", labs)
+    labs = lab_names(root)
+    config = load_config(root / "tools" / "grading.toml", labs)
     marks, problems = {}, []
     for lab in labs:
         m = marks[lab] = LabMarks(lab, list(config[lab]["exercise_variants"]))
@@ -340,9 +344,9 @@ def write_starter(root, out, marks):
     """Copies the tree to out with every exercise region replaced by its stub.
     Returns the number of regions replaced."""
     if out.exists() and any(out.iterdir()):
-        raise grade.GradeError(f"{out} exists and is not empty: name a new folder (make starter OUT=dir)")
+        raise GradeError(f"{out} exists and is not empty: name a new folder (make starter OUT=dir)")
     if out.resolve().is_relative_to(root.resolve()) and not out.resolve().relative_to(root.resolve()).parts[0].startswith("build"):
-        raise grade.GradeError(f"{out} is inside the course tree: write the starter kit outside it (or under build*/)")
+        raise GradeError(f"{out} is inside the course tree: write the starter kit outside it (or under build*/)")
     student = {f"labs/{lab}/{name}": m for lab, m in marks.items() for name in m.regions}
     replaced = 0
     for rel in tree_files(root):
@@ -376,30 +380,30 @@ def verify_lab(lab, m, cfg, build, tmp, timeout):
     records_path.write_text("")
     records, wrong, outputs, offset, skipped = [], [], [], 0, ""
     with open(Path(tmp) / f"{lab}.log", "w") as log:
-        for label, extra in grade.correctness_runs(lab, cfg):
-            r = grade.run(f"check {label}", [str(prog)] + extra + ["--check-only", "--json", str(records_path)],
-                          timeout, log)
-            new, offset = grade.read_new_records(records_path, offset)
+        for label, extra in correctness_runs(lab, cfg):
+            r = run(f"check {label}", [str(prog)] + extra + ["--check-only", "--json", str(records_path)],
+                    timeout, log)
+            new, offset = read_new_records(records_path, offset)
             records += new
             outputs.append(r.output)
             if r.rc == 77:
-                skipped = grade.tail(r.output, 1)
+                skipped = tail(r.output, 1)
                 break
-            want = 1 if any(grade.exercise_of(x["variant"], expected) for x in new) else 0
+            want = 1 if any(exercise_of(x["variant"], expected) for x in new) else 0
             if r.rc != want or r.timed_out:
                 wrong.append(f"check {label}: exit {r.rc}{' (timed out)' if r.timed_out else ''}, expected "
-                             f"{want}: " + grade.tail(r.output, 2).replace("\n", " | "))
+                             f"{want}: " + tail(r.output, 2).replace("\n", " | "))
     if skipped and not records:
         return 0, f"  {lab:<28} skipped: {skipped}"
     for x in records:
         stub = not x.get("passed") and x.get("failure", "").startswith(NOT_IMPLEMENTED)
-        if grade.exercise_of(x["variant"], expected) and not stub:
+        if exercise_of(x["variant"], expected) and not stub:
             wrong.append(f"{x['variant']} should fail \"{NOT_IMPLEMENTED}\" but "
                          f"{'passed' if x.get('passed') else 'failed: ' + x.get('failure', '?')}")
-        elif not grade.exercise_of(x["variant"], expected) and not x.get("passed"):
+        elif not exercise_of(x["variant"], expected) and not x.get("passed"):
             wrong.append(f"{x['variant']} should pass but failed: {x.get('failure', '?')}")
     said = [line for out in outputs for line in out.splitlines() if "skipped" in line]
-    unseen = sorted(expected - {grade.exercise_of(x["variant"], expected) for x in records})
+    unseen = sorted(expected - {exercise_of(x["variant"], expected) for x in records})
     not_here = [v for v in unseen if any(re.search(rf"\b{re.escape(v)}\b", line) for line in said)]
     if set(unseen) - set(not_here):
         wrong.append(f"no record of {', '.join(v for v in unseen if v not in not_here)}")
@@ -418,10 +422,10 @@ def verify_run(root, build, marks, timeout=900, jobs=4):
     exercise variant that no run reached passes only where the program said it
     skipped it on this machine (lab 32's two-GPU variants on one GPU). Labs run
     `jobs` at a time, as the grader's correctness runs do. Returns (exit code, lines)."""
-    reason = grade.why_no_gpu()
+    reason = why_no_gpu()
     if reason:
         return 77, [f"starter: skipped: {reason}"]
-    config = grade.load_config(Path(root) / "tools" / "grading.toml", list(marks))
+    config = load_config(Path(root) / "tools" / "grading.toml", list(marks))
     with tempfile.TemporaryDirectory() as tmp, concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         done = list(pool.map(lambda lab: verify_lab(lab, marks[lab], config[lab], build, tmp, timeout), marks))
     return max((status for status, _ in done), default=0), [line for _, line in done]
@@ -460,7 +464,7 @@ def main(argv=None):
     except MarkerError as e:
         print(f"starter: error: {e}", file=sys.stderr)
         return 1
-    except grade.GradeError as e:
+    except GradeError as e:
         print(f"starter: error: {e}", file=sys.stderr)
         return 2
 

@@ -20,7 +20,6 @@ usage, 3 CUDA failure, 77 no GPU).
 import argparse
 import collections
 import csv
-import json
 import math
 import shlex
 import shutil
@@ -28,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from grader.records import read_records  # tools/grader/records.py
 
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -187,11 +188,6 @@ def draw_heatmaps(records, out):
             written.append(out / f"{name}.png")
             print(f"  heat map of {variant}: {out / name}.png, .svg, .csv")
     return written
-
-
-def read_records(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def main():

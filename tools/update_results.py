@@ -16,6 +16,8 @@ import shutil
 import subprocess
 import sys
 
+from grader.records import read_records  # tools/grader/records.py
+
 parser = argparse.ArgumentParser()
 parser.add_argument("run_dir")
 parser.add_argument("--gpu", default="h100")
@@ -25,12 +27,12 @@ run = pathlib.Path(args.run_dir)
 dest = pathlib.Path(__file__).resolve().parent.parent / "results" / args.gpu
 dest.mkdir(parents=True, exist_ok=True)
 
-new = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines() if line.strip()]
+new = read_records(run / "records.jsonl")
 labs = {r["lab"] for r in new}
 old_path = dest / "records.jsonl"
 old = []
 if old_path.exists():
-    old = [json.loads(line) for line in old_path.read_text().splitlines() if line.strip()]
+    old = read_records(old_path)
 kept = [r for r in old if r["lab"] not in labs]
 merged = sorted(kept + new, key=lambda r: r["lab"])  # stable: a lab's rows keep their run order
 old_path.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in merged))

@@ -28,11 +28,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "starter"))
-sys.path.insert(0, str(HERE))
-import build_starter  # noqa: E402  (its compile_kernels: the course build's command, moved)
-import grade_case  # noqa: E402  (the submission its GPU test grades)
-from grader import sources  # noqa: E402  (tools/grader/sources.py: the include check; grade_case put tools/ on the path)
+# tools/ and tests/starter/ on PYTHONPATH (tests/grading/meson.build); grade_case is this folder's.
+import build_starter  # its compile_kernels: the course build's command, moved
+import grade_case  # the submission its GPU test grades
+from grader import sources  # tools/grader/sources.py: the include check
+from grader.submission import take_student_files
 
 
 def case_tree(case, tree):
@@ -76,8 +76,8 @@ def main():
         grade_case.assemble(case, submission)
         rejected, course_rejected = [], []
         for folder in sorted(submission.iterdir()):
-            err, ignored = grade_case.grade.take_student_files(folder, grade_case.config()[folder.name],
-                                                               args.work.resolve() / case.name / "taken")
+            err, ignored = take_student_files(folder, grade_case.config()[folder.name],
+                                              args.work.resolve() / case.name / "taken")
             if err or ignored:
                 failed.append(f"{case.name} (as a submission: {err or 'ignored ' + ', '.join(ignored)})")
             files = grade_case.config()[folder.name]["student_files"]

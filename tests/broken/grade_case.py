@@ -16,9 +16,9 @@ import shutil
 import sys
 from pathlib import Path
 
+from grader.config import lab_names, load_config  # tools/grader/ (PYTHONPATH: tests/grading/meson.build)
+
 ROOT = Path(__file__).resolve().parent.parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import grade  # noqa: E402
 
 
 def exit_usage(message):
@@ -28,7 +28,7 @@ def exit_usage(message):
 
 
 def config():
-    return grade.load_config(ROOT / "tools" / "grading.toml", grade.lab_names(ROOT))
+    return load_config(ROOT / "tools" / "grading.toml", lab_names(ROOT))
 
 
 def assemble(case, dest):

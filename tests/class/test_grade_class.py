@@ -15,9 +15,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import grade  # noqa: E402
-import grade_class  # noqa: E402
+import grade_class  # tools/ (PYTHONPATH: tests/class/meson.build)
+from grader.config import NOT_RUN
+from grader.submission import prebuilt_submission, student_files_digest
 
 LABS, CONFIG = grade_class.load_course()
 
@@ -143,11 +143,11 @@ class Prebuilt(unittest.TestCase):
             here = tmp / "prebuilt" / "labs" / "04_reduction"
             here.mkdir(parents=True)
             (here / "student-files.sha256").write_text("0" * 64 + "\n")
-            errors, _, _ = grade.prebuilt_submission([sub], CONFIG, tmp / "prebuilt")
+            errors, _, _ = prebuilt_submission([sub], CONFIG, tmp / "prebuilt")
             self.assertIn("not built from this submission's files", errors["04_reduction"])
-            (here / "student-files.sha256").write_text(grade.student_files_digest(sub, ["reduction.cuh"]) + "\n")
+            (here / "student-files.sha256").write_text(student_files_digest(sub, ["reduction.cuh"]) + "\n")
             (here / "build-error.txt").write_text("reduction.cuh:3: error: expected ';'\n")
-            errors, _, _ = grade.prebuilt_submission([sub], CONFIG, tmp / "prebuilt")
+            errors, _, _ = prebuilt_submission([sub], CONFIG, tmp / "prebuilt")
             self.assertIn("expected ';'", errors["04_reduction"])
 
 
@@ -162,7 +162,7 @@ class BuildOnly(unittest.TestCase):
                 (tmp / "sub" / lab).mkdir(parents=True)
                 (tmp / "sub" / lab / name).write_text(f"// {lab}\n")
                 (prebuilt / lab).mkdir(parents=True)
-                (prebuilt / lab / "student-files.sha256").write_text(grade.student_files_digest(tmp / "sub" / lab, [name]))
+                (prebuilt / lab / "student-files.sha256").write_text(student_files_digest(tmp / "sub" / lab, [name]))
             (tmp / "sub" / "01_vector_add" / "notes.txt").write_text("mine")
             (prebuilt / "01_vector_add" / "01_vector_add").write_text("never run")
             (prebuilt / "04_reduction" / "build-error.txt").write_text("reduction.cuh(3): error: identifier undefined\n")
@@ -173,13 +173,13 @@ class BuildOnly(unittest.TestCase):
             self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
             res = json.loads((tmp / "out" / "results.json").read_text())
             labs = res["extra_data"]["labs"]
-            self.assertEqual(labs["01_vector_add"]["flags"], [grade.NOT_RUN])
+            self.assertEqual(labs["01_vector_add"]["flags"], [NOT_RUN])
             self.assertEqual(labs["04_reduction"]["flags"], ["compile error"])
             self.assertIn("identifier undefined", labs["04_reduction"]["why"])
             not_run = [t for t in res["tests"] if t["name"].startswith("01_vector_add")]
-            self.assertTrue(not_run and all(t["score"] == 0 and grade.NOT_RUN in t["output"] for t in not_run))
+            self.assertTrue(not_run and all(t["score"] == 0 and NOT_RUN in t["output"] for t in not_run))
             summary = (tmp / "out" / "summary.txt").read_text()
-            self.assertIn(grade.NOT_RUN, summary)
+            self.assertIn(NOT_RUN, summary)
             self.assertIn("notes.txt", summary)
             (prebuilt / "04_reduction" / "build-error.txt").unlink()
             (prebuilt / "04_reduction" / "04_reduction").write_text("never run")

@@ -20,8 +20,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "grading"))
-import synthetic_records  # noqa: E402
+import synthetic_records  # tests/grading/ (PYTHONPATH: tests/class/meson.build)
 
 NAMES = ["Lovelace", "Hopper", "Dijkstra", "Liskov"]
 

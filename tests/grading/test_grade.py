@@ -21,16 +21,17 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import grade  # noqa: E402
+from grader import sources  # tools/grader/ (PYTHONPATH: tests/grading/meson.build)
+from grader.config import METRICS, SANITIZERS, GradeError, edge_runs, lab_names, load_config, select
+from grader.process import Untrusted
+from grader.records import read_records
+from grader.result import LabResult, exercise_of
+from grader.runs import benchmark_lab, check_lab, correctness_runs
+from grader.scoring import baseline_variants, judge_performance, size_product
+from grader.submission import audit_text, submitted_labs, take_student_files
 
 FIXTURES = HERE / "fixtures"
 GRADE = ROOT / "tools" / "grade.py"
-
-
-def load(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 class Config(unittest.TestCase):
@@ -41,16 +42,16 @@ class Config(unittest.TestCase):
 
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
-        self.labs = grade.lab_names(ROOT)
+        self.labs = lab_names(ROOT)
 
     def tearDown(self):
         self.tmp.cleanup()
 
     def test_course_config_covers_every_lab(self):
-        config = grade.load_config(ROOT / "tools" / "grading.toml", self.labs)
+        config = load_config(ROOT / "tools" / "grading.toml", self.labs)
         self.assertEqual(list(config), self.labs)
         for lab, cfg in config.items():
-            self.assertIn(cfg["metric"], grade.METRICS, lab)
+            self.assertIn(cfg["metric"], METRICS, lab)
             self.assertGreater(cfg["correctness"], 0, f"{lab} gives no points for being right")
 
     def test_course_thresholds_pass_on_the_h100_records(self):
@@ -60,8 +61,8 @@ class Config(unittest.TestCase):
         records_path = ROOT / "results" / "h100" / "records.jsonl"
         if not records_path.is_file():
             self.skipTest("no results/h100/records.jsonl")
-        records = load(records_path)
-        config = grade.load_config(ROOT / "tools" / "grading.toml", self.labs)
+        records = read_records(records_path)
+        config = load_config(ROOT / "tools" / "grading.toml", self.labs)
         for lab, cfg in config.items():
             mine = [r for r in records if r["lab"] == lab]
             if cfg["performance"] <= 0 or not mine:
@@ -69,7 +70,7 @@ class Config(unittest.TestCase):
             with self.subTest(lab=lab):
                 if cfg["variant"] != "best":
                     self.assertIn(cfg["variant"], {r["variant"] for r in mine}, "grading.toml names a variant the lab does not record")
-                perf = grade.judge_performance(mine, cfg)
+                perf = judge_performance(mine, cfg)
                 self.assertTrue(perf.get("passed"), f"{lab}: {perf.get('text')}")
                 # Calibrated, not loose: the threshold is at least 55% of the course's own H100
                 # result. (Not tighter: latency-bound kernels lose ground to the library on a GPU
@@ -78,7 +79,7 @@ class Config(unittest.TestCase):
                 self.assertGreaterEqual(perf["threshold"], 0.55 * perf["value"], f"{lab}: {perf['text']}")
 
     def test_defaults_apply(self):
-        config = grade.load_config(self.write("[defaults]\ncorrectness = 3\n[labs.05_matmul]\nthreshold = 0.2\n"), self.labs)
+        config = load_config(self.write("[defaults]\ncorrectness = 3\n[labs.05_matmul]\nthreshold = 0.2\n"), self.labs)
         self.assertEqual(config["05_matmul"]["threshold"], 0.2)
         self.assertEqual(config["05_matmul"]["correctness"], 3)
         self.assertEqual(config["01_vector_add"]["metric"], "auto")
@@ -100,83 +101,83 @@ class Config(unittest.TestCase):
         }
         for text, named in cases.items():
             with self.subTest(text=text):
-                with self.assertRaises(grade.GradeError) as e:
-                    grade.load_config(self.write(text), self.labs)
+                with self.assertRaises(GradeError) as e:
+                    load_config(self.write(text), self.labs)
                 self.assertIn(named, str(e.exception))
 
 
 class Course(unittest.TestCase):
     def test_lab_list(self):
-        labs = grade.lab_names(ROOT)
+        labs = lab_names(ROOT)
         self.assertEqual(labs[0], "01_vector_add")
         self.assertEqual(len(labs), len(set(labs)))
 
     def test_named_runs_from_the_grading_config(self):
         path = Path(tempfile.mkdtemp()) / "g.toml"
         path.write_text("[labs.05_matmul.runs]\nedge = [\"--m\", \"1,17\"]\nodd = [\"--quick\", \"--inputs\", \"large\"]\n")
-        cfg = grade.load_config(path, grade.lab_names(ROOT))
-        self.assertEqual(grade.edge_runs(cfg["05_matmul"]), [("edge", ["--m", "1,17"]), ("odd", ["--quick", "--inputs", "large"])])
-        self.assertEqual(grade.edge_runs(cfg["04_reduction"]), [])
-        self.assertEqual(grade.correctness_runs("05_matmul", cfg["05_matmul"])[:3],
+        cfg = load_config(path, lab_names(ROOT))
+        self.assertEqual(edge_runs(cfg["05_matmul"]), [("edge", ["--m", "1,17"]), ("odd", ["--quick", "--inputs", "large"])])
+        self.assertEqual(edge_runs(cfg["04_reduction"]), [])
+        self.assertEqual(correctness_runs("05_matmul", cfg["05_matmul"])[:3],
                          [("--quick", ["--quick"]), ("edge", ["--m", "1,17"]), ("odd", ["--quick", "--inputs", "large"])])
 
     def test_meson_runs_the_same_named_runs(self):
         # labs/meson.build reads them through tools/lab_runs.py: the same lines, tab-separated.
-        config = grade.load_config(ROOT / "tools" / "grading.toml", grade.lab_names(ROOT))
+        config = load_config(ROOT / "tools" / "grading.toml", lab_names(ROOT))
         for lab in ("12_softmax", "22_stencil", "29_llm_decode"):
             out = subprocess.run([sys.executable, str(ROOT / "tools" / "lab_runs.py"), lab], capture_output=True,
                                  text=True, check=True).stdout
             self.assertEqual([tuple(line.split("\t")[:1]) + (line.split("\t")[1:],) for line in out.splitlines()],
-                             grade.edge_runs(config[lab]))
-        self.assertTrue(grade.edge_runs(config["22_stencil"]))
+                             edge_runs(config[lab]))
+        self.assertTrue(edge_runs(config["22_stencil"]))
         bad = subprocess.run([sys.executable, str(ROOT / "tools" / "lab_runs.py"), "99_none"], capture_output=True, text=True)
         self.assertEqual(bad.returncode, 2)
         self.assertIn("not a lab", bad.stderr)
 
     def test_select_by_number_or_name(self):
         labs = ["01_vector_add", "02_timed_vector_add", "04_reduction"]
-        self.assertEqual(grade.select(labs, "4,01_vector_add"), ["04_reduction", "01_vector_add"])
-        with self.assertRaises(grade.GradeError):
-            grade.select(labs, "03")
+        self.assertEqual(select(labs, "4,01_vector_add"), ["04_reduction", "01_vector_add"])
+        with self.assertRaises(GradeError):
+            select(labs, "03")
 
 
 class Scoring(unittest.TestCase):
     def setUp(self):
-        self.records = load(FIXTURES / "records.jsonl")
-        self.config = grade.load_config(FIXTURES / "grading.toml", grade.lab_names(ROOT))
+        self.records = read_records(FIXTURES / "records.jsonl")
+        self.config = load_config(FIXTURES / "grading.toml", lab_names(ROOT))
 
     def of(self, lab):
         return [r for r in self.records if r["lab"] == lab]
 
     def test_baselines(self):
-        self.assertEqual(grade.baseline_variants(self.of("04_reduction")), {"cub"})  # named by others
-        self.assertEqual(grade.baseline_variants(self.of("05_matmul")), {"cublas_sgemm"})  # its own ceiling
-        self.assertEqual(grade.baseline_variants(self.of("02_timed_vector_add")), set())
+        self.assertEqual(baseline_variants(self.of("04_reduction")), {"cub"})  # named by others
+        self.assertEqual(baseline_variants(self.of("05_matmul")), {"cublas_sgemm"})  # its own ceiling
+        self.assertEqual(baseline_variants(self.of("02_timed_vector_add")), set())
 
     def test_designated_variant_of_the_ceiling(self):
-        perf = grade.judge_performance(self.of("02_timed_vector_add"), self.config["02_timed_vector_add"])
+        perf = judge_performance(self.of("02_timed_vector_add"), self.config["02_timed_vector_add"])
         self.assertEqual((perf["variant"], perf["size"]), ("float4", "n=268435456"))
         self.assertAlmostEqual(perf["value"], 0.88)
         self.assertEqual(perf["score"], 4)
         self.assertTrue(perf["passed"])
 
     def test_best_variant_vs_baseline_partial_credit(self):
-        perf = grade.judge_performance(self.of("04_reduction"), self.config["04_reduction"])
+        perf = judge_performance(self.of("04_reduction"), self.config["04_reduction"])
         self.assertEqual(perf["variant"], "warp_shuffle")
         self.assertAlmostEqual(perf["score"], 3.0)  # 0.30 of CUB against 0.40: three quarters of 4
         self.assertFalse(perf["passed"])
 
     def test_auto_metric_takes_the_baseline_at_the_largest_size(self):
-        perf = grade.judge_performance(self.of("05_matmul"), self.config["05_matmul"])
+        perf = judge_performance(self.of("05_matmul"), self.config["05_matmul"])
         self.assertEqual(perf["metric"], "vs_baseline")
         self.assertEqual(perf["size"], "m=4096 n=4096 k=4096")
         self.assertAlmostEqual(perf["score"], 2.0)
 
     def test_an_implausible_result_earns_no_performance_points(self):
         records = [dict(r) for r in self.of("02_timed_vector_add")]
-        judged = max((r for r in records if r["variant"] == "float4" and r.get("timed")), key=grade.size_product)
+        judged = max((r for r in records if r["variant"] == "float4" and r.get("timed")), key=size_product)
         judged.update(implausible=True, implausible_why="8800 GB/s is above what the memory can deliver")
-        perf = grade.judge_performance(records, self.config["02_timed_vector_add"])
+        perf = judge_performance(records, self.config["02_timed_vector_add"])
         self.assertEqual(perf["score"], 0)
         self.assertTrue(perf["implausible"])
         self.assertIn("IMPLAUSIBLE", perf["text"])
@@ -184,7 +185,7 @@ class Scoring(unittest.TestCase):
 
     def test_missing_variant_scores_zero_and_says_why(self):
         cfg = dict(self.config["02_timed_vector_add"], variant="float8")
-        perf = grade.judge_performance(self.of("02_timed_vector_add"), cfg)
+        perf = judge_performance(self.of("02_timed_vector_add"), cfg)
         self.assertEqual(perf["score"], 0)
         self.assertIn("float8", perf["text"])
 
@@ -198,7 +199,7 @@ class Submission(unittest.TestCase):
             (folder / "vector_add.cuh").write_text("// the student's kernel")
             (folder / "main.cu").write_text("// a replaced host program: must be ignored")
             (folder / "notes.txt").write_text("hi")
-            error, ignored = grade.take_student_files(folder, cfg, dest)
+            error, ignored = take_student_files(folder, cfg, dest)
             self.assertIsNone(error)
             self.assertEqual(ignored, ["main.cu", "notes.txt"])
             self.assertEqual(sorted(p.name for p in (dest / "01_vector_add").iterdir()), ["vector_add.cuh"])
@@ -211,7 +212,7 @@ class Submission(unittest.TestCase):
             folder, dest = Path(tmp) / "19_driver_api", Path(tmp) / "student"
             folder.mkdir()
             (folder / "driver.cpp").write_text("// a replaced host file: must be ignored")
-            error, ignored = grade.take_student_files(folder, {"student_files": []}, dest)
+            error, ignored = take_student_files(folder, {"student_files": []}, dest)
             self.assertIsNone(error)
             self.assertEqual(ignored, ["driver.cpp"])
             self.assertFalse((dest / "19_driver_api").exists())
@@ -222,11 +223,11 @@ class Submission(unittest.TestCase):
             folder = Path(tmp) / "04_reduction"
             folder.mkdir()
             (folder / "reduction.cuh").write_text("//")
-            error, _ = grade.take_student_files(folder, cfg, Path(tmp) / "student")
+            error, _ = take_student_files(folder, cfg, Path(tmp) / "student")
             self.assertIn("lacks reduction_driver.cuh", error)
 
     def test_every_lab_names_its_student_files_and_they_exist(self):
-        config = grade.load_config(ROOT / "tools" / "grading.toml", grade.lab_names(ROOT))
+        config = load_config(ROOT / "tools" / "grading.toml", lab_names(ROOT))
         for lab, cfg in config.items():
             with self.subTest(lab=lab):
                 kernels = ROOT / "labs" / lab / "kernels.cu"
@@ -257,17 +258,17 @@ class ExerciseOf(unittest.TestCase):
 
     def test_derived_names(self):
         ex = ["pinned_streams", "warp_tiling", "warp_tiling_bk16", "saxpy"]
-        self.assertEqual(grade.exercise_of("pinned_streams", ex), "pinned_streams")
-        self.assertEqual(grade.exercise_of("pinned_streams_s2_c4", ex), "pinned_streams")
-        self.assertEqual(grade.exercise_of("saxpy[block=256,items=2]", ex), "saxpy")
-        self.assertEqual(grade.exercise_of("warp_tiling_bk16", ex), "warp_tiling_bk16")  # its own, not warp_tiling's
-        self.assertIsNone(grade.exercise_of("pinned", ex))
-        self.assertIsNone(grade.exercise_of("saxpyx", ex))
-        self.assertIsNone(grade.exercise_of("cublas", []))
+        self.assertEqual(exercise_of("pinned_streams", ex), "pinned_streams")
+        self.assertEqual(exercise_of("pinned_streams_s2_c4", ex), "pinned_streams")
+        self.assertEqual(exercise_of("saxpy[block=256,items=2]", ex), "saxpy")
+        self.assertEqual(exercise_of("warp_tiling_bk16", ex), "warp_tiling_bk16")  # its own, not warp_tiling's
+        self.assertIsNone(exercise_of("pinned", ex))
+        self.assertIsNone(exercise_of("saxpyx", ex))
+        self.assertIsNone(exercise_of("cublas", []))
 
     def test_a_derived_record_that_failed_costs_its_exercise_only(self):
         cfg = {"correctness": 6, "performance": 4, "exercise_variants": ["a", "b"]}
-        res = grade.LabResult("04_reduction", cfg)
+        res = LabResult("04_reduction", cfg)
         res.records = [{"variant": "a", "passed": True}, {"variant": "a_s2_c4", "passed": False},
                        {"variant": "b", "passed": True}, {"variant": "given", "passed": True}]
         self.assertEqual(res.variants_passed(), {"a": False, "b": True, "given": True})
@@ -296,7 +297,7 @@ class SymbolAudit(unittest.TestCase):
             self.skipTest("needs g++ and nm")
         with tempfile.TemporaryDirectory() as tmp:
             self.build(Path(tmp), student_src)
-            return grade.audit_text(Path(tmp), "01_x")
+            return audit_text(Path(tmp), "01_x")
 
     def test_own_symbols_and_the_interface_pass(self):
         self.assertIsNone(self.audit("static int helper(int x) { return x + 1; }\n"
@@ -315,7 +316,7 @@ class IncludeCheck(unittest.TestCase):
     def problems(self, text):
         with tempfile.TemporaryDirectory() as tmp:
             (Path(tmp) / "k.cuh").write_text(text)
-            return grade.sources.problems(Path(tmp), ["k.cuh"])
+            return sources.problems(Path(tmp), ["k.cuh"])
 
     def test_headers_by_name_and_another_labs_header_pass(self):
         self.assertEqual(self.problems('#include <cuda_runtime.h>\n#include "kernels.hpp"\n'
@@ -344,11 +345,11 @@ class SubmissionFolders(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             sub = Path(tmp)
             (sub / "04_reduction").mkdir()
-            self.assertEqual([f.name for f in grade.submitted_labs(sub, labs)], ["04_reduction"])
-            self.assertEqual([f.name for f in grade.submitted_labs(sub / "04_reduction", labs)], ["04_reduction"])
+            self.assertEqual([f.name for f in submitted_labs(sub, labs)], ["04_reduction"])
+            self.assertEqual([f.name for f in submitted_labs(sub / "04_reduction", labs)], ["04_reduction"])
             (sub / "reduction").mkdir()
-            with self.assertRaises(grade.GradeError) as e:
-                grade.submitted_labs(sub, labs)
+            with self.assertRaises(GradeError) as e:
+                submitted_labs(sub, labs)
             self.assertIn("reduction is not a lab", str(e.exception))
 
 
@@ -363,8 +364,8 @@ class Judged(unittest.TestCase):
         self.dir = Path(self.tmp.name)
         self.out = self.dir / "out"
         (self.out / "logs").mkdir(parents=True)
-        self.cfg = grade.load_config(FIXTURES / "grading.toml", grade.lab_names(ROOT))
-        self.untrusted = grade.Untrusted(sandboxed=False, readable=[])
+        self.cfg = load_config(FIXTURES / "grading.toml", lab_names(ROOT))
+        self.untrusted = Untrusted(sandboxed=False, readable=[])
 
     def tearDown(self):
         self.tmp.cleanup()
@@ -380,7 +381,7 @@ class Judged(unittest.TestCase):
     def check(self, lab, mode=""):
         prog = self.prog(lab, mode)
         with contextlib.redirect_stderr(io.StringIO()):  # --no-sandbox's warning on every run
-            return grade.check_lab(lab, prog, self.cfg[lab], 7, None, self.out, untrusted=self.untrusted,
+            return check_lab(lab, prog, self.cfg[lab], 7, None, self.out, untrusted=self.untrusted,
                                    judge_prog=prog)
 
     def test_the_judge_fails_what_the_program_says_passed(self):
@@ -390,7 +391,7 @@ class Judged(unittest.TestCase):
         self.assertTrue(all(r["variant"] == "tree" and r["failure"].startswith("judged: ") for r in failed))
         self.assertTrue(all(r["judged"] for r in res.records))
         self.assertTrue(res.problems)
-        runs = len(grade.correctness_runs("04_reduction", self.cfg["04_reduction"], 7))
+        runs = len(correctness_runs("04_reduction", self.cfg["04_reduction"], 7))
         self.assertEqual(len(res.problems), runs)  # every run judged, none lost to the pipeline
         log = (self.out / "logs" / "04_reduction.txt").read_text()
         self.assertEqual(log.count("--judge"), runs)
@@ -409,10 +410,10 @@ class Judged(unittest.TestCase):
 
     def test_a_benchmark_is_judged_after_it_ran(self):
         lab = "04_reduction"
-        res = grade.LabResult(lab, self.cfg[lab])
+        res = LabResult(lab, self.cfg[lab])
         prog = self.prog(lab, f"{lab}=judged:tree")
         with contextlib.redirect_stderr(io.StringIO()):
-            score = grade.benchmark_lab(res, prog, 7, None, self.out, self.untrusted, prog)
+            score = benchmark_lab(res, prog, 7, None, self.out, self.untrusted, prog)
             self.assertFalse(res.records)  # nothing scored before the judge
             score()
         tree = [r for r in res.records if r["variant"] == "tree"]
@@ -485,7 +486,7 @@ class EndToEnd(unittest.TestCase):
         self.assertTrue(any("cub (baseline)" in line for line in out.splitlines()))
         self.assertTrue(any(line.startswith("03_pcie_truth") and "not built" in line for line in out.splitlines()))
 
-        records = load(self.out / "records.jsonl")
+        records = read_records(self.out / "records.jsonl")
         self.assertTrue(all(r["seed"] == 1234 for r in records))
         self.assertTrue(any(r["timed"] for r in records) and any(not r["timed"] for r in records))
         header = (self.out / "records.csv").read_text().splitlines()[0].split(",")
@@ -599,7 +600,7 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(tests["04_reduction: correctness"]["score"], 0)
         self.assertIn("Uninitialized __global__ memory read", tests["04_reduction: correctness"]["output"])
         calls = log.read_text().splitlines()
-        for tool in grade.SANITIZERS:
+        for tool in SANITIZERS:
             self.assertTrue(any(f"--tool {tool}" in c and "01_vector_add --quick" in c for c in calls), tool)
         # The lab's medium, odd size from the config, under every tool.
         self.assertTrue(any("--tool memcheck" in c and "--size 100003" in c for c in calls), calls)

@@ -13,8 +13,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-from make_plots import PLOTS  # noqa: E402
+from make_plots import PLOTS  # tools/make_plots.py (PYTHONPATH: plots/meson.build)
 
 ABSENT = {"28": ("tuning_heatmap_saxpy", "tuning_heatmap_horner"), "30": ("tensor_core_ladder",),
           "32": ("peer_matrix", "allreduce_busbw")}

@@ -32,9 +32,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import grade  # noqa: E402
-import starter  # noqa: E402
+import starter  # tools/ (PYTHONPATH: tests/starter/meson.build)
+from grader.config import lab_names
+from grader.process import why_no_gpu
 
 
 def step(cmd, **kw):
@@ -155,8 +155,8 @@ def main():
     p.add_argument("--gpu", action="store_true")
     p.add_argument("--arch", default="9.0")
     args = p.parse_args()
-    if args.gpu and grade.why_no_gpu():
-        print(f"skipped: {grade.why_no_gpu()}")
+    if args.gpu and why_no_gpu():
+        print(f"skipped: {why_no_gpu()}")
         return 77
     if not args.gpu and not args.course_build:
         p.error("name the course's build folder: --course-build BUILD (or --gpu)")
@@ -179,7 +179,7 @@ def main():
     if step(["meson", "setup", str(build), str(tree), f"-Dgpu_arch={args.arch}", "-Dtests=disabled"], env=env,
             stdout=subprocess.DEVNULL) != 0:
         return 1
-    if step(["ninja", "-C", str(build)] + [f"labs/{lab}/{lab}" for lab in grade.lab_names(tree)], env=env) != 0:
+    if step(["ninja", "-C", str(build)] + [f"labs/{lab}/{lab}" for lab in lab_names(tree)], env=env) != 0:
         print("FAIL: the starter tree does not compile (above: the file and line)")
         return 1
     status, lines = starter.verify_run(tree, build, marks)

@@ -76,7 +76,7 @@ class BenchLock:
 
 @contextlib.contextmanager
 def held(lab, log=None):
-    """Around one lab's benchmark runs (grade.py's benchmark_lab): the lock of
+    """Around one lab's benchmark runs (runs.py's benchmark_lab): the lock of
     CUDALABS_BENCH_LOCK, exclusive for the labs of CUDALABS_HOST_LINK_LABS, shared for
     the rest; nothing when the variable is unset (grade.py alone, one GPU)."""
     path = os.environ.get(ENV_LOCK)

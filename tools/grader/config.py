@@ -43,6 +43,20 @@ def lab_names(root):
     return [n for n in names if (root / "labs" / n / "main.cu").is_file()]
 
 
+def select(labs, wanted):
+    """The labs that --labs names (by number or name: 02,04_reduction), in its order; all for none."""
+    if not wanted:
+        return labs
+    chosen = []
+    for w in wanted.split(","):
+        w = w.strip()
+        match = [lab for lab in labs if lab == w or lab.split("_")[0] == w.zfill(2)]
+        if not match:
+            raise GradeError(f"--labs {w}: no such lab (labs: {', '.join(labs)})")
+        chosen += [m for m in match if m not in chosen]
+    return chosen
+
+
 def edge_runs(cfg):
     """A lab's named correctness runs ([labs.NAME.runs] of tools/grading.toml:
     edge sizes and the inputs that expose shortcuts) as (label, args). The test

@@ -27,7 +27,11 @@ import os
 import sys
 from pathlib import Path
 
-# The course's grader (tools/grade.py, tools/grade_class.py, tools/grader/) is one level up.
+# The course's grader (tools/grade_class.py, tools/grader/) is one level up. This
+# script is a command run from anywhere with no PYTHONPATH set: run_autograder in
+# Gradescope's container, and the forced command of the autograder's SSH key on
+# the GPU host. So it, alone among the tools, puts tools/ on the path itself
+# (its own folder, with client.py and host.py, is first already: it is the script's).
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 
 import client  # noqa: E402

@@ -28,9 +28,8 @@ from pathlib import Path
 
 import archive
 import results
-from grade import ROOT, select
 from grade_class import normalise
-from grader.config import GradeError, lab_names, load_config
+from grader.config import ROOT, GradeError, lab_names, load_config, select
 from host import STUDENT
 
 SSH_UNREACHABLE = re.compile(r"Connection refused|timed out|No route to host|Could not resolve|Name or service not known|"

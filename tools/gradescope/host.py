@@ -38,8 +38,8 @@ from pathlib import Path
 
 import archive
 import results
-from grade import ROOT, select, why_no_gpu
-from grader.config import GradeError, lab_names, load_config, tomllib
+from grader.config import ROOT, GradeError, lab_names, load_config, select, tomllib
+from grader.process import why_no_gpu
 
 STUDENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,127}")
 ASSIGNMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")

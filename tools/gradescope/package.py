@@ -13,8 +13,7 @@ import subprocess
 import zipfile
 from pathlib import Path
 
-from grade import ROOT, select
-from grader.config import lab_names
+from grader.config import ROOT, lab_names, select
 
 SOURCE = "/autograder/source"
 
