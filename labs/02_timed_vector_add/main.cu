@@ -66,13 +66,8 @@ int main(int argc, char** argv) {
       // addition gives (double holds the sum of two floats to well past the
       // rounding), overflow to ±Inf included; NaN where IEEE says NaN.
       auto make_inputs = [&](std::uint64_t seed) {
-        if (specials) {
-          a = value_kinds::with_specials(n, cudalabs::mix_seed(seed, 1), -100.0f, 100.0f);
-          b = value_kinds::with_specials(n, cudalabs::mix_seed(seed, 2), -100.0f, 100.0f);
-        } else {
-          a = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 1), -100.0f, 100.0f);
-          b = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 2), -100.0f, 100.0f);
-        }
+        a = value_kinds::uniform_or_specials(specials, n, cudalabs::mix_seed(seed, 1), -100.0f, 100.0f);
+        b = value_kinds::uniform_or_specials(specials, n, cudalabs::mix_seed(seed, 2), -100.0f, 100.0f);
         expected = cudalabs::ref::vector_add(a, b);
         for (double& e : expected) e = static_cast<float>(e);
         d_a.upload(a);

@@ -104,16 +104,6 @@ std::vector<double> saxpy_fma_reference(const std::vector<float>& x, const std::
   return z;
 }
 
-// The inputs of one --inputs kind: uniform in [-1, 1), or specials mixed in.
-std::vector<float> lab_inputs(std::size_t count, std::uint64_t seed, bool specials) {
-  return specials ? value_kinds::with_specials(count, seed, -1.0f, 1.0f) : cudalabs::random_floats(count, seed);
-}
-
-// check_close, or with specials check_close_ieee (NaN where NaN, the same infinity).
-cudalabs::CheckResult check_output(const std::vector<float>& got, const std::vector<double>& expected,
-                                   cudalabs::Tolerance tol, bool specials) {
-  return specials ? cudalabs::check_close_ieee(got, expected, tol) : cudalabs::check_close(got, expected, tol);
-}
 
 // ---- what is tunable -----------------------------------------------------------
 
@@ -294,8 +284,8 @@ void measure_saxpy(cudalabs::Session& s, cudalabs::Tuner& tuner, const std::stri
   std::vector<float> x, y;
   std::vector<double> expected;
   auto make_inputs = [&](std::uint64_t seed) {
-    x = lab_inputs(count, cudalabs::mix_seed(seed, 1), specials);
-    y = lab_inputs(count, cudalabs::mix_seed(seed, 2), specials);
+    x = value_kinds::uniform_or_specials(specials, count, cudalabs::mix_seed(seed, 1), -1.0f, 1.0f);
+    y = value_kinds::uniform_or_specials(specials, count, cudalabs::mix_seed(seed, 2), -1.0f, 1.0f);
     expected = specials ? saxpy_fma_reference(x, y) : saxpy_reference(x, y);
     dev.upload(x, y);
     if (managed) {
@@ -323,7 +313,7 @@ void measure_saxpy(cudalabs::Session& s, cudalabs::Tuner& tuner, const std::stri
                             .size = point,
                             .work = work,
                             .run = [&, l](cudaStream_t st) { saxpy(l, ops.x.data(), ops.y.data(), ops.z.data(), n, st); },
-                            .check = [&] { return check_output(ops.download(), expected, tol, specials); },
+                            .check = [&] { return cudalabs::check_close_ieee(ops.download(), expected, tol); },
                             .poison = [&](cudaStream_t st) { ops.poison(st); },
                             .new_inputs = make_inputs,
                             .resources = how.resources,
@@ -351,7 +341,7 @@ void measure_saxpy(cudalabs::Session& s, cudalabs::Tuner& tuner, const std::stri
          .size = point,
          .work = work,
          .run = [&, l](cudaStream_t st) { saxpy(l, ops.x.data(), ops.y.data(), ops.z.data(), n, st); },
-         .check = [&] { return check_output(ops.download(), expected, tol, specials); },
+         .check = [&] { return cudalabs::check_close_ieee(ops.download(), expected, tol); },
          .poison = [&](cudaStream_t st) { ops.poison(st); },
          .reset = [&](cudaStream_t st) { ops.prefetch(um::host(), st); },
          .new_inputs = make_inputs,
@@ -374,7 +364,7 @@ void measure_horner(cudalabs::Session& s, cudalabs::Tuner& tuner, const std::str
   cudalabs::DeviceBuffer<float> d_x(count, "x"), d_p(count, "p(x)");
   std::vector<double> expected;
   auto make_inputs = [&](std::uint64_t seed) {
-    const auto x = lab_inputs(count, cudalabs::mix_seed(seed, 3), specials);
+    const auto x = value_kinds::uniform_or_specials(specials, count, cudalabs::mix_seed(seed, 3), -1.0f, 1.0f);
     expected = horner_reference(x);
     d_x.upload(x);
   };
@@ -396,7 +386,7 @@ void measure_horner(cudalabs::Session& s, cudalabs::Tuner& tuner, const std::str
                             .size = point,
                             .work = work,
                             .run = [&, l](cudaStream_t st) { horner(l, d_x.data(), d_p.data(), n, st); },
-                            .check = [&] { return check_output(d_p.download(), expected, tol, specials); },
+                            .check = [&] { return cudalabs::check_close_ieee(d_p.download(), expected, tol); },
                             .poison = [&](cudaStream_t st) { d_p.poison(st); },
                             .new_inputs = make_inputs,
                             .peak = cudalabs::Peak::fp32,

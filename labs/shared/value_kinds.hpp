@@ -112,6 +112,12 @@ inline std::vector<float> with_specials(std::size_t n, std::uint64_t seed, float
   return x;
 }
 
+// The inputs of the uniform/specials --inputs flag: uniform in [lo, hi), or
+// with specials mixed in (with_specials).
+inline std::vector<float> uniform_or_specials(bool specials, std::size_t n, std::uint64_t seed, float lo, float hi) {
+  return specials ? with_specials(n, seed, lo, hi) : cudalabs::random_floats(n, seed, lo, hi);
+}
+
 // An index in [0, n) drawn from the seed (n >= 1).
 inline std::size_t drawn_index(std::size_t n, std::uint64_t seed) {
   return static_cast<std::size_t>(cudalabs::mix_seed(seed, 7) % n);
