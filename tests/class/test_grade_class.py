@@ -134,6 +134,26 @@ class Reports(unittest.TestCase):
 
 
 class Prebuilt(unittest.TestCase):
+    def test_a_students_programs_are_files_of_its_own_folder(self):
+        # The sandbox shows a submission its own folders only: a symbolic link
+        # from students/ID/prebuilt into the cache would point at nothing there,
+        # and every run would fail as if the student's code had.
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            entry = tmp / "cache" / "entries" / "k"
+            entry.mkdir(parents=True)
+            (entry / "04_reduction").write_text("program")
+            (entry / "student-files.sha256").write_text("digest\n")
+            here = tmp / "out" / "students" / "a" / "prebuilt" / "labs" / "04_reduction"
+            here.mkdir(parents=True)
+            for f in entry.iterdir():
+                grade_class.link_or_copy(f, here / f.name)
+            for f in here.iterdir():
+                self.assertFalse(f.is_symlink(), f)
+                self.assertEqual(f.read_text(), (entry / f.name).read_text())
+            source = Path(grade_class.__file__).read_text()
+            self.assertNotIn("symlink_to", source, "grade_student links each program with link_or_copy")
+
     def test_a_program_built_from_other_files_is_refused(self):
         with tempfile.TemporaryDirectory() as tmp:
             tmp = Path(tmp)

@@ -306,6 +306,24 @@ class Sandbox(unittest.TestCase):
                 self.assertEqual(r.rc, 127, r.output)
                 self.assertEqual(r.killed_why, "")
 
+    def test_a_path_it_would_not_show_is_refused_by_name(self):
+        # A program reached through a link into a folder the sandbox hides
+        # (a build cache, say) would fail inside as "No such file": refused
+        # before it starts, naming the path, so no run is scored for it.
+        hidden = self.tmp / "hidden" / "prog"
+        shutil.copy(self.probe, hidden)
+        link = self.scratch / "prog-link"
+        link.symlink_to(hidden)
+        for cmd in ([str(link)], ["/bin/sh", "-c", "true", str(hidden)]):
+            with self.subTest(cmd=cmd), self.assertRaises(ValueError) as e:
+                sandbox.run(cmd, writable=self.writable, readable=self.readable, gpu=False)
+            self.assertIn(str(hidden), str(e.exception))
+        copy = self.scratch / "prog-copy"
+        shutil.copy(hidden, copy)
+        r = sandbox.run([str(copy), "bigfile", str(self.scratch / "w.bin"), "1"], writable=self.writable,
+                        readable=self.readable, gpu=False)
+        self.assertEqual((r.rc, r.output.strip()), (0, "wrote 1 MiB"))
+
     def test_output_is_capped(self):
         r = self.sh("head -c 100000 /dev/zero | tr '\\0' x", limits=sandbox.Limits(output_bytes=1000))
         self.assertEqual(r.output.split("\n[sandbox:")[0], "x" * 1000)

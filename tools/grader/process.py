@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import sandbox
+from .config import GradeError
 
 
 @dataclass
@@ -51,8 +52,12 @@ def run_untrusted(what, cmd, timeout, log, untrusted, writable, limits=None):
     limits.wall_s = timeout
     for folder in writable:
         Path(folder).mkdir(parents=True, exist_ok=True)
-    res = sandbox.run(cmd, writable=writable, readable=untrusted.readable + sandbox.python_paths(), gpu=True,
-                      limits=limits, enabled=untrusted.sandboxed)
+    try:
+        res = sandbox.run(cmd, writable=writable, readable=untrusted.readable + sandbox.python_paths(), gpu=True,
+                          limits=limits, enabled=untrusted.sandboxed)
+    except (ValueError, FileNotFoundError, PermissionError) as e:
+        # The grader's own setup, not the submission: stop rather than score it zero.
+        raise GradeError(f"{what}: {e}") from None
     output = res.output + (f"\n[sandbox: {res.killed_why}]" if res.killed_why else "")
     r = Run(what, cmd, res.rc, output, res.seconds, timeout, res.timed_out)
     write_log(log, f"$ {' '.join(map(str, cmd))}\n{'(sandboxed) ' if untrusted.sandboxed else '(NOT sandboxed) '}"

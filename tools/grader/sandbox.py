@@ -425,6 +425,21 @@ def _system_args(gpu: bool, env: dict, tmp_bytes: int, options) -> tuple[list, l
     return args, tops
 
 
+def _check_shown(cmd, provided) -> None:
+    """Every argument of cmd that names a file or folder on this machine must
+    be there inside the sandbox too: bound, or in a bound folder (a symbolic
+    link counts where it leads). A program or input the sandbox does not show
+    would fail as if the graded code had failed; this says why instead."""
+    for arg in map(os.fspath, cmd):
+        if not os.path.isabs(arg) or not os.path.exists(arg) or _covered(arg, ("/dev", "/proc", "/sys")):
+            continue
+        real = os.path.realpath(arg)
+        if not _covered(real, provided):
+            shown = f"{arg} (which is {real})" if real != arg else arg
+            raise ValueError(f"sandbox: {shown} is not inside any folder the sandbox shows (the system's, or one "
+                             "given as readable or writable): copy it into one, or give its folder as readable")
+
+
 def _gpu_nodes() -> list[str]:
     return [node for pattern in GPU_NODES for node in sorted(glob.glob(pattern))]
 
@@ -503,6 +518,7 @@ def _build(cmd, *, writable, readable, gpu, env, cwd, limits, status_fd=None) ->
             args += parents(given) + ["--symlink", aliases[given], given]
             provided.append(given)
 
+    _check_shown(cmd, provided)
     workdir = os.path.abspath(os.fspath(cwd)) if cwd is not None else environment["HOME"]
     inside = provided + list(TMPFS)
     if not _covered(os.path.realpath(workdir), inside) and not _covered(workdir, inside):
