@@ -45,12 +45,13 @@ int main(int argc, char** argv) {
        lab09::f16_tile16_resources,
        /*fp16_inputs=*/true},
   };
-  const auto spec = matmul_spec(
+  auto spec = matmul_spec(
       "09_template_matmul", "one kernel template, specialised at compile time (C++ for Zig's comptime)",
       "Lab 05's tiled matmul written once as template_matmul_kernel<Input, Accumulator, Tile> and instantiated\n"
       "for FP32 tiles of 8, 16 and 32 and for FP16 inputs with FP32 accumulation, each against cuBLAS\n"
       "(FP32, no TF32) in the same run. The FP16 variant is checked against the references of the FP16-rounded\n"
       "inputs, so its error is its own. Invalid combinations fail to compile: see compile_fail_examples.cu.",
       variants);
+  spec.flags.push_back(matmul_inputs_flag());  // large and tiny magnitudes, FP16's own for f16_tile16 (matmul_lab.cuh)
   return cudalabs::run_lab(argc, argv, spec, [&](cudalabs::Session& s) { run_matmul_lab(s, variants); });
 }

@@ -30,11 +30,12 @@ int main(int argc, char** argv) {
        [](const MatmulOperands& o, float* c, cudaStream_t st) { lab10::float4_loads(o.a, o.b, c, o.m, o.n, o.k, st); },
        lab10::float4_loads_resources},
   };
-  const auto spec = matmul_spec(
+  auto spec = matmul_spec(
       "10_vectorized_matmul", "16-byte loads into the shared tiles of lab 05's matmul, against cuBLAS",
       "Lab 05's 16×16 tiled matmul with its tiles loaded as float4 (16 bytes per load instruction), against\n"
       "lab 05's 4-byte loads and cuBLAS (FP32, no TF32) in the same run. Sizes whose k or n is not a\n"
       "multiple of 4 take the kernel's scalar path (same tiles, four 4-byte loads).",
       variants);
+  spec.flags.push_back(matmul_inputs_flag());  // large and tiny magnitudes (matmul_lab.cuh)
   return cudalabs::run_lab(argc, argv, spec, [&](cudalabs::Session& s) { run_matmul_lab(s, variants); });
 }

@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
       "against lab 05's one-output-per-thread kernel and cuBLAS (FP32, no TF32) in the same run.\n"
       "The default sizes are a sweep (256³ .. 4096³) for the plot; 1024³ is the original's size.",
       variants);
+  spec.flags.push_back(matmul_inputs_flag());  // large and tiny magnitudes (matmul_lab.cuh)
   // A size sweep for plots/: five square sizes, zipped.
   for (auto& size : spec.sizes) size.full = {256, 512, 1024, 2048, 4096};
   return cudalabs::run_lab(argc, argv, spec, [&](cudalabs::Session& s) { run_matmul_lab(s, variants); });

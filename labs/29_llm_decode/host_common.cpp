@@ -48,6 +48,7 @@ Settings settings_of(const cudalabs::Options& o) {
   if (format != "q8_0" && format != "q4_0")
     throw cudalabs::UsageError("--decode-format " + format + ": q8_0 or q4_0. Example: --decode-format q4_0");
   s.decode_format = format == "q8_0" ? Format::q8_0 : Format::q4_0;
+  s.inputs = o.text("inputs");
   return s;
 }
 

@@ -66,6 +66,7 @@ struct Settings {
   bool decode_split = true; // the decode step's matvecs: F_dp4a_split (else F_dp4a_rows)
   Format decode_format = Format::q8_0;
   bool quick = false;
+  std::string inputs = "random";  // --inputs: random, large or tiny (inputs_flag in main.cu)
 };
 
 Settings settings_of(const cudalabs::Options& o);
@@ -190,10 +191,10 @@ void measure_matvec(cudalabs::Session& s, cudalabs::Cublas& blas, const Settings
 // Tokens for the batch rows: --tokens, or 7 with --quick, or the power of two
 // that makes the kernel move at least 256 MiB (5x the H100's L2).
 std::int64_t batch_tokens(const Settings& settings, double bytes_per_token);
-void measure_rmsnorm(cudalabs::Session& s, const Model& model, std::int64_t tokens);
+void measure_rmsnorm(cudalabs::Session& s, const Model& model, std::int64_t tokens, const std::string& inputs);
 void measure_rope(cudalabs::Session& s, const Model& model, std::int64_t tokens, int pos0);
 void measure_swiglu(cudalabs::Session& s, const Model& model, std::int64_t tokens);
-void measure_argmax(cudalabs::Session& s, const Model& model);
+void measure_argmax(cudalabs::Session& s, const Model& model, const std::string& inputs);
 
 // decode_step.cpp: the decode step at `positions` (the KV cache's length), eager and as a graph.
 void measure_decode(cudalabs::Session& s, const Model& model, const Settings& settings, int positions);

@@ -49,6 +49,7 @@
 #include <cudalabs/math.hpp>
 
 #include "input_kinds.hpp"  // precheck_usage: flag values checked without a GPU
+#include "value_kinds.hpp"  // inputs_flag_of
 #include "host_common.hpp"
 
 namespace lab29host {
@@ -175,7 +176,13 @@ int main(int argc, char** argv) {
                 {.name = "decode-format",
                  .help = "weights of the decode step: q8_0 or q4_0",
                  .kind = cudalabs::ExtraFlag::Kind::text,
-                 .default_value = "q8_0"}},
+                 .default_value = "q8_0"},
+                // small_kernels.cpp says what each kind draws and which wrong kernel it exposes.
+                value_kinds::inputs_flag_of(
+                    "the inputs of rmsnorm_quant and argmax (the other rows draw random ones): random; large: "
+                    "activations times 2^20..2^40, logits all in [-2^127, -2^100]; tiny: activations times "
+                    "2^-11..2^-7 (mean square near the norm's epsilon), logits in [-2^-80, 2^-80]",
+                    {"random", "large", "tiny"})},
   };
   if (const int rc = precheck_usage(spec, argc, argv, [](const cudalabs::Options& o) { settings_of(o); }); rc != 0)
     return rc;
@@ -198,12 +205,12 @@ int main(int argc, char** argv) {
       // Batch 1, as in decoding; then the batch that makes each kernel bandwidth-bound.
       const double rope_bytes = 8.0 * (model->q_heads + model->kv_heads) * model->head_dim;
       if (s.selected("rmsnorm_quant"))
-        for (std::int64_t t : {std::int64_t{1}, batch_tokens(settings, 13.25 * model->hidden)}) measure_rmsnorm(s, *model, t);
+        for (std::int64_t t : {std::int64_t{1}, batch_tokens(settings, 13.25 * model->hidden)}) measure_rmsnorm(s, *model, t, settings.inputs);
       if (s.selected("rope"))
         for (std::int64_t t : {std::int64_t{1}, batch_tokens(settings, rope_bytes)}) measure_rope(s, *model, t, first_kv - 1);
       if (s.selected("swiglu"))
         for (std::int64_t t : {std::int64_t{1}, batch_tokens(settings, 12.0 * model->mlp)}) measure_swiglu(s, *model, t);
-      if (s.selected("argmax")) measure_argmax(s, *model);
+      if (s.selected("argmax")) measure_argmax(s, *model, settings.inputs);
       if (!any_selected(s, {"decode_eager", "decode_graph"})) continue;
       for (const auto& point : s.points()) {
         const int kv = static_cast<int>(point.at("kv"));

@@ -2,8 +2,21 @@
 // RMSNorm + int8 quantisation, RoPE, SwiGLU and argmax, each at batch 1 (as in
 // decoding: launch-bound) and at a batch of tokens (bandwidth-bound).
 #include "host_common.hpp"
+#include "value_kinds.hpp"
 
 namespace lab29host {
+namespace {
+
+// The power of two --inputs large or tiny scales a row's inputs by, drawn from
+// the seed in [large_lo, large_hi] or [tiny_lo, tiny_hi]; 0 for random.
+int input_exponent(const std::string& inputs, std::uint64_t seed, int large_lo, int large_hi, int tiny_lo,
+                   int tiny_hi) {
+  if (inputs == "random") return 0;
+  return inputs == "large" ? value_kinds::drawn_exponent(seed, large_lo, large_hi)
+                           : value_kinds::drawn_exponent(seed, tiny_lo, tiny_hi);
+}
+
+}  // namespace
 
 std::int64_t batch_tokens(const Settings& settings, double bytes_per_token) {
   if (settings.tokens > 0) return settings.tokens;
@@ -13,17 +26,30 @@ std::int64_t batch_tokens(const Settings& settings, double bytes_per_token) {
   return t;
 }
 
-void measure_rmsnorm(cudalabs::Session& s, const Model& model, std::int64_t tokens) {
+void measure_rmsnorm(cudalabs::Session& s, const Model& model, std::int64_t tokens, const std::string& inputs) {
   const int dim = model.hidden;
   const auto n = static_cast<std::size_t>(tokens) * dim;
   DeviceBuffer<float> d_x(n, "x"), d_delta(n, "delta"), d_h(n, "h"), d_g(static_cast<std::size_t>(dim), "g");
   DeviceQuantVector d_out(n, "int8 output");
   std::vector<double> h_exact, y_exact;
   // x, delta from U[-1, 1), g from U[0.5, 1.5). h is float (the residual
-  // stream is), so the reference normalises the float sum.
+  // stream is), so the reference normalises the float sum. --inputs large and
+  // tiny scale x and delta by 2^e (exactly; y = h/rms(h)·g is the same but for eps):
+  //   large: e in [20, 40], activations up to 2^41 (an LLM's outlier channels
+  //          reach 1e4): a sum of squares held in FP16 (65504) overflows;
+  //          the float sum stays below dim·2^82.
+  //   tiny:  e in [-11, -7], mean(h²) = (2/3)·2^2e from 2^-22.6 to 2^-14.6,
+  //          about the norm's eps (1e-5 = 2^-16.6, 1e-6 = 2^-19.9):
+  //          1/sqrt(mean + eps) differs from 1/sqrt(mean) by 1% to 8x, where
+  //          random inputs (mean(h²) = 2/3) keep both under 1e-5, so a
+  //          kernel that drops eps or puts it outside the root fails the
+  //          block scales' check (rel 1e-5).
   auto new_inputs = [&](std::uint64_t seed) {
-    const auto x = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 1));
-    const auto delta = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 2));
+    const int e = input_exponent(inputs, cudalabs::mix_seed(seed, 4), 20, 40, -11, -7);
+    const auto x = e == 0 ? cudalabs::random_floats(n, cudalabs::mix_seed(seed, 1))
+                          : value_kinds::scaled_floats(n, cudalabs::mix_seed(seed, 1), e);
+    const auto delta = e == 0 ? cudalabs::random_floats(n, cudalabs::mix_seed(seed, 2))
+                              : value_kinds::scaled_floats(n, cudalabs::mix_seed(seed, 2), e);
     const auto g = cudalabs::random_floats(static_cast<std::size_t>(dim), cudalabs::mix_seed(seed, 3), 0.5f, 1.5f);
     std::vector<float> h(n);
     h_exact.resize(n);
@@ -124,7 +150,7 @@ void measure_swiglu(cudalabs::Session& s, const Model& model, std::int64_t token
              .resources = lab29::swiglu_resources()});
 }
 
-void measure_argmax(cudalabs::Session& s, const Model& model) {
+void measure_argmax(cudalabs::Session& s, const Model& model, const std::string& inputs) {
   const int n = model.vocab;
   DeviceBuffer<float> d_logits(static_cast<std::size_t>(n), "logits");
   DeviceBuffer<int> d_index(1, "argmax");
@@ -134,12 +160,24 @@ void measure_argmax(cudalabs::Session& s, const Model& model) {
   int expected = 0;
   // Logits from U[-10, 10), and the maximum planted twice, at two places the
   // seed picks: the answer is the first of them (a kernel that keeps the last
-  // maximum, or any one, fails).
+  // maximum, or any one, fails). --inputs large and tiny (e drawn per seed):
+  //   large: U[-2, -1)·2^e, e in [100, 126], every logit below -2^100 (-1.3e30)
+  //          and the planted maximum -2^e: a running maximum that starts at 0
+  //          or at a finite sentinel (-1e9, -1e30) instead of -Inf or -FLT_MAX
+  //          never moves, and the kernel answers 0 or -1.
+  //   tiny:  U[-1, 1)·2^e, e in [-100, -80] (normal floats), the planted
+  //          maximum 2^e: a comparison with a tolerance (x > best + 1e-6f)
+  //          sees every logit as equal.
   auto new_inputs = [&](std::uint64_t seed) {
-    auto logits = cudalabs::random_floats(static_cast<std::size_t>(n), cudalabs::mix_seed(seed, 1), -10.0f, 10.0f);
+    const int e = input_exponent(inputs, cudalabs::mix_seed(seed, 4), 100, 126, -100, -80);
+    const bool large = inputs == "large";
+    auto logits = e == 0 ? cudalabs::random_floats(static_cast<std::size_t>(n), cudalabs::mix_seed(seed, 1), -10.0f, 10.0f)
+                         : value_kinds::scaled_floats(static_cast<std::size_t>(n), cudalabs::mix_seed(seed, 1), e,
+                                                      large ? -2.0f : -1.0f, large ? -1.0f : 1.0f);
+    const float planted = e == 0 ? 12.5f : large ? -std::ldexp(1.0f, e) : std::ldexp(1.0f, e);
     const auto a = static_cast<int>(cudalabs::mix_seed(seed, 2) % static_cast<std::uint64_t>(n));
     const auto b = static_cast<int>(cudalabs::mix_seed(seed, 3) % static_cast<std::uint64_t>(n));
-    logits[static_cast<std::size_t>(a)] = logits[static_cast<std::size_t>(b)] = 12.5f;
+    logits[static_cast<std::size_t>(a)] = logits[static_cast<std::size_t>(b)] = planted;
     expected = ref::argmax(logits);
     d_logits.upload(logits);
   };

@@ -81,9 +81,20 @@ cudalabs::Tolerance tensor_core_tolerance(int k) {
   return {.abs = 4 * fp32.abs, .rel = 4 * fp32.rel};
 }
 
+// --inputs large and tiny (matmul_lab.cuh): FP16 operands scaled within
+// FP16's range, every product past it (an FP16 accumulator overflows to Inf,
+// or loses every product below 2^-24); BF16 and TF32 operands, which have
+// FP32's exponent range, scaled as the FP32 labs' are (beyond FP16's range).
+// Scaling by a power of two leaves the tensor cores' aligned, truncated sums
+// the same relative to C, so the tolerance scales by 2^(ea+eb) too.
+template <typename T>
+constexpr matmul_detail::InputScales input_scales_of() {
+  return std::is_same_v<T, __half> ? matmul_detail::fp16_scales : matmul_detail::fp32_scales;
+}
+
 // Host values rounded as the device types hold them: FP16 and BF16 to nearest
-// even; TF32 to nearest even at mantissa bit 13 (inputs in [-1, 1): no
-// overflow). TF32 inputs are drawn representable, so that cuBLAS (which may
+// even; TF32 to nearest even at mantissa bit 13 (no overflow: inputs below
+// 2^57). TF32 inputs are drawn representable, so that cuBLAS (which may
 // truncate), the kernel (cvt.rna) and the CPU all multiply the same values.
 template <typename T>
 T to_input(float x) {
@@ -175,13 +186,18 @@ void run_gemm_lab(cudalabs::Session& s) {
     cudalabs::DeviceBuffer<float> d_c(static_cast<std::size_t>(m) * n, "C");
 
     matmul_detail::Reference ref;
+    const std::string kind = s.options().text("inputs");
+    cudalabs::Tolerance tol = tensor_core_tolerance(k);  // scaled with each new A and B (--inputs)
     // Inputs from a seed (buffer 1: A, 2: B, 3: the sampled rows) in [-1, 1),
+    // times 2^ea and 2^eb for --inputs large and tiny (input_scales_of<T>),
     // rounded to T; the CPU reference of the rounded values; cuBLAS's C of
     // them. The first cuBLAS call at a size chooses its algorithm: here,
     // never inside a traced or timed run.
     auto make_inputs = [&](std::uint64_t seed) {
-      std::vector<float> a = cudalabs::random_floats(a_count, cudalabs::mix_seed(seed, 1));
-      std::vector<float> b = cudalabs::random_floats(b_count, cudalabs::mix_seed(seed, 2));
+      const auto [ea, eb] = matmul_detail::input_exponents(kind, seed, input_scales_of<T>());
+      std::vector<float> a = matmul_detail::operand_values(kind, a_count, seed, 1, ea);
+      std::vector<float> b = matmul_detail::operand_values(kind, b_count, seed, 2, eb);
+      tol = matmul_detail::scaled_tolerance(tensor_core_tolerance(k), ea, eb);
       std::vector<T> a_t(a_count), b_t(b_count);
       for (std::size_t i = 0; i < a_count; ++i) a[i] = to_float(a_t[i] = to_input<T>(a[i]));
       for (std::size_t i = 0; i < b_count; ++i) b[i] = to_float(b_t[i] = to_input<T>(b[i]));
@@ -195,7 +211,6 @@ void run_gemm_lab(cudalabs::Session& s) {
     };
     make_inputs(s.seed());
 
-    const cudalabs::Tolerance tol = tensor_core_tolerance(k);
     auto check = [&] { return matmul_detail::check_product(d_c.download(), ref, n, tol); };
     const cudalabs::Work work{.bytes = static_cast<double>(sizeof(T)) * (static_cast<double>(a_count) + static_cast<double>(b_count)) +
                                        4.0 * m * n,
@@ -268,7 +283,8 @@ int main(int argc, char** argv) {
                  .help = "input type: fp16 or bf16 (the ladder), or tf32 (FP32 inputs: the tf32_mma side variant)",
                  .kind = cudalabs::ExtraFlag::Kind::text,
                  .default_value = "fp16",
-                 .choices = {"fp16", "bf16", "tf32"}}}};
+                 .choices = {"fp16", "bf16", "tf32"}},
+                matmul_inputs_flag()}};
 
   return cudalabs::run_lab(argc, argv, spec, [&](cudalabs::Session& s) {
     const std::string dtype = s.options().text("dtype");

@@ -91,29 +91,61 @@ inline cudalabs::LabSpec matmul_spec(std::string name, std::string title, std::s
           .variants = std::move(infos)};
 }
 
-// --inputs of the FP32 labs that add it to their spec (05, 18): random A, B in
-// [-1, 1); large and tiny: the same times 2^ea and 2^eb, each drawn from the
-// seed in [40, 56] or [-40, -24]. A power of two scales every product and sum
-// of an FP32 matmul exactly (no overflow: |C| < k·2^112 <= 2^126; no lost bits:
-// every nonzero product at least 2^-46·2^-80 = 2^-126, and a sum that falls
-// below it is exact), so C, cuBLAS's C and the tolerance all scale by
-// 2^(ea+eb). Beyond FP16's range both ways (65504, 2^-24): a kernel that holds
-// its operands or sums in half precision fails. Labs with FP16 or BF16 inputs
-// (09, 30) do not take it: their inputs would leave that range by design.
+// --inputs of the matmul labs (05, 09, 10, 11, 18; 30 with its own types):
+// random A, B in [-1, 1); large and tiny: the same values times 2^ea and 2^eb,
+// each drawn from the seed in the input type's range (InputScales). A power of
+// two scales every product and sum of an FP32-accumulated matmul exactly (no
+// overflow, no lost bits: see each range), so C, cuBLAS's C and the tolerance
+// all scale by 2^(ea+eb). Each range lies past what FP16 can hold or sum,
+// so a kernel that holds its operands, products or sums in half precision
+// fails: FP32 operands beyond FP16's range both ways (65504, 2^-24); FP16
+// operands (09's f16_tile16, 30's --dtype fp16) inside their own range, but
+// with every product past it (large: C beyond 65504, an FP16 sum is Inf;
+// tiny: every product below 2^-24, an FP16 product or sum is 0).
 inline cudalabs::ExtraFlag matmul_inputs_flag() {
   return value_kinds::inputs_flag_of("random: A, B in [-1, 1); large, tiny: the same times 2^ea, 2^eb, each drawn "
-                                     "in [40, 56] or [-40, -24] (C and the tolerance scaled by 2^(ea+eb))",
+                                     "in [40, 56] or [-40, -24] (FP16 operands: [12, 15] or [-14, -12]); C and the "
+                                     "tolerance scaled by 2^(ea+eb)",
                                      {"random", "large", "tiny"});
 }
 
 namespace matmul_detail {
 
+// The exponent ranges of --inputs large and tiny for one input type: each
+// operand times 2^e, e drawn in [large_lo, large_hi] or [tiny_lo, tiny_hi].
+struct InputScales {
+  int large_lo, large_hi, tiny_lo, tiny_hi;
+};
+// FP32, TF32, BF16 operands (FP32's exponent range): |C| < k·2^112 <= 2^126
+// (k <= 2^14), and every nonzero product at least 2^-46·2^-80 = 2^-126 (a
+// value of [-1, 1) is a multiple of 2^-23), a sum below it exact.
+inline constexpr InputScales fp32_scales{40, 56, -40, -24};
+// FP16 operands: |A|, |B| < 2^15 (FP16's largest value is 65504), products
+// past 2^16 on average (large) or all below 2^-24 (tiny: its smallest
+// subnormal), all exact in FP32 (at least 2^-48, at most 2^30).
+inline constexpr InputScales fp16_scales{12, 15, -14, -12};
+
 // The exponents of A's and B's scale for one --inputs kind and seed (0, 0 for random).
-inline std::pair<int, int> input_exponents(const std::string& kind, std::uint64_t seed) {
+inline std::pair<int, int> input_exponents(const std::string& kind, std::uint64_t seed,
+                                           InputScales scales = fp32_scales) {
   if (kind == "random") return {0, 0};
   const bool large = kind == "large";
-  return {value_kinds::drawn_exponent(cudalabs::mix_seed(seed, 4), large ? 40 : -40, large ? 56 : -24),
-          value_kinds::drawn_exponent(cudalabs::mix_seed(seed, 5), large ? 40 : -40, large ? 56 : -24)};
+  const int lo = large ? scales.large_lo : scales.tiny_lo, hi = large ? scales.large_hi : scales.tiny_hi;
+  return {value_kinds::drawn_exponent(cudalabs::mix_seed(seed, 4), lo, hi),
+          value_kinds::drawn_exponent(cudalabs::mix_seed(seed, 5), lo, hi)};
+}
+
+// One operand of --inputs `kind` (matmul_inputs_flag): `count` values of
+// buffer `buffer` of the seed, times 2^exponent.
+inline std::vector<float> operand_values(const std::string& kind, std::size_t count, std::uint64_t seed, int buffer,
+                                         int exponent) {
+  if (kind == "random") return cudalabs::random_floats(count, cudalabs::mix_seed(seed, buffer));
+  return value_kinds::scaled_floats(count, cudalabs::mix_seed(seed, buffer), exponent);
+}
+
+// The tolerance of a product of inputs scaled by 2^ea and 2^eb.
+inline cudalabs::Tolerance scaled_tolerance(cudalabs::Tolerance unit, int ea, int eb) {
+  return {.abs = std::ldexp(unit.abs, ea + eb), .rel = unit.rel};
 }
 
 }  // namespace matmul_detail
@@ -244,7 +276,8 @@ inline void run_matmul_lab(cudalabs::Session& s, const std::vector<MatmulVariant
     matmul_detail::Reference ref, ref16;
     const auto& extra_flags = s.options().extra;
     const std::string inputs = extra_flags.count("inputs") ? extra_flags.at("inputs") : "random";
-    cudalabs::Tolerance tol = cudalabs::dot_tolerance(k);  // scaled with each new A and B (matmul_inputs_flag)
+    // Scaled with each new A and B (matmul_inputs_flag): FP32 operands, FP16 operands.
+    cudalabs::Tolerance tol = cudalabs::dot_tolerance(k), tol16 = tol;
     // cuBLAS's C of two device operands, downloaded. The first call at a size
     // is where Cublas chooses its fastest algorithm for the shape: here,
     // before any measurement, never inside a traced or timed run.
@@ -257,27 +290,30 @@ inline void run_matmul_lab(cudalabs::Session& s, const std::vector<MatmulVariant
     // and every reference of them: once now, and again from a fresh seed for
     // the harness's last check of each variant.
     auto make_inputs = [&](std::uint64_t seed) {
-      if (inputs == "random") {
-        a = cudalabs::random_floats(a_count, cudalabs::mix_seed(seed, 1));
-        b = cudalabs::random_floats(b_count, cudalabs::mix_seed(seed, 2));
-      } else {
-        const auto [ea, eb] = matmul_detail::input_exponents(inputs, seed);
-        a = value_kinds::scaled_floats(a_count, cudalabs::mix_seed(seed, 1), ea);
-        b = value_kinds::scaled_floats(b_count, cudalabs::mix_seed(seed, 2), eb);
-        const cudalabs::Tolerance unit = cudalabs::dot_tolerance(k);
-        tol = {.abs = std::ldexp(unit.abs, ea + eb), .rel = unit.rel};
-      }
+      const cudalabs::Tolerance unit = cudalabs::dot_tolerance(k);
+      const auto [ea, eb] = matmul_detail::input_exponents(inputs, seed);
+      a = matmul_detail::operand_values(inputs, a_count, seed, 1, ea);
+      b = matmul_detail::operand_values(inputs, b_count, seed, 2, eb);
+      tol = matmul_detail::scaled_tolerance(unit, ea, eb);
       d_a.upload(a);
       d_b.upload(b);
       ref.rows = matmul_detail::rows_to_check(m, n, k, cudalabs::mix_seed(seed, 3));
       ref.exact = matmul_detail::reference_rows(a, b, n, k, ref.rows);
       ref.library = library_product(d_a.data(), d_b.data());
       if (any_fp16) {
-        const auto a_half = matmul_detail::round_to_half(a), b_half = matmul_detail::round_to_half(b);
-        matmul_to_half(d_a.data(), d_a16.data(), static_cast<std::int64_t>(a_count), s.stream());
-        matmul_to_half(d_b.data(), d_b16.data(), static_cast<std::int64_t>(b_count), s.stream());
+        // The same values scaled into FP16's range (fp16_scales; for random,
+        // A and B themselves), rounded on the host; the device's halves are
+        // converted from those rounded floats, which FP16 holds exactly.
+        const auto [ea16, eb16] = matmul_detail::input_exponents(inputs, seed, matmul_detail::fp16_scales);
+        const auto a_half = matmul_detail::round_to_half(
+            inputs == "random" ? a : matmul_detail::operand_values(inputs, a_count, seed, 1, ea16));
+        const auto b_half = matmul_detail::round_to_half(
+            inputs == "random" ? b : matmul_detail::operand_values(inputs, b_count, seed, 2, eb16));
+        tol16 = matmul_detail::scaled_tolerance(unit, ea16, eb16);
         d_a16f.upload(a_half);
         d_b16f.upload(b_half);
+        matmul_to_half(d_a16f.data(), d_a16.data(), static_cast<std::int64_t>(a_count), s.stream());
+        matmul_to_half(d_b16f.data(), d_b16.data(), static_cast<std::int64_t>(b_count), s.stream());
         ref16.rows = ref.rows;
         ref16.exact = matmul_detail::reference_rows(a_half, b_half, n, k, ref16.rows);
         ref16.library = library_product(d_a16f.data(), d_b16f.data());
@@ -309,7 +345,8 @@ inline void run_matmul_lab(cudalabs::Session& s, const std::vector<MatmulVariant
                  .size = point,
                  .work = work,
                  .run = [&](cudaStream_t st) { v.launch(ops(), d_c.data(), st); },
-                 .check = [&] { return matmul_detail::check_product(d_c.download(), v.fp16_inputs ? ref16 : ref, n, tol); },
+                 .check = [&] { return matmul_detail::check_product(d_c.download(), v.fp16_inputs ? ref16 : ref, n,
+                                                                   v.fp16_inputs ? tol16 : tol); },
                  .poison = poison,
                  .new_inputs = make_inputs,
                  .resources = v.resources ? std::optional(v.resources()) : std::nullopt,
