@@ -55,12 +55,50 @@ struct AllReduceChunk {
 
 // Chunk `index` of G: ceil(n / G) floats rounded up to 32 (128 bytes: every
 // chunk starts on a cache line and on a float4), the last ones shorter or
-// empty when n is small.
-inline AllReduceChunk ring_chunk(int index, int gpus, std::int64_t n) {
+// empty when n is small (1 float over 4 GPUs: chunk 0 holds it, 1..3 are
+// empty). The host cuts the buffer with it, and ring_flags.cuh's kernel too.
+__host__ __device__ inline AllReduceChunk ring_chunk(int index, int gpus, std::int64_t n) {
   constexpr std::int64_t align = 32;
   const std::int64_t per = cudalabs::ceil_div<std::int64_t>(cudalabs::ceil_div<std::int64_t>(n, gpus), align) * align;
   const std::int64_t begin = std::min(n, per * index);
   return {begin, std::min(per, n - begin)};
+}
+
+// dst = a + b (b null: dst = a) over `count` floats, from 16-byte aligned
+// pointers, by the threads `first`, `first + stride`, ... of the caller (one
+// block: threadIdx.x and blockDim.x; a grid: the global index and the grid's
+// size). Four float4 of each source are loaded per thread before any add or
+// store: a source on another GPU is far (~1-2 us a load), and only loads in
+// flight move data. The n mod 4 floats past the last float4, one thread each.
+// The collectives of ring_flags.cuh and two_shot.cuh are made of it.
+__device__ __forceinline__ void sum_or_copy(float* dst, const float* a, const float* b, std::int64_t count,
+                                            std::int64_t first, std::int64_t stride) {
+  constexpr int unroll = 4;
+  const std::int64_t vectors = count / 4;
+  const auto* a4 = reinterpret_cast<const float4*>(a);
+  const auto* b4 = reinterpret_cast<const float4*>(b);
+  auto* d4 = reinterpret_cast<float4*>(dst);
+  auto add = [](float4 x, float4 y) { return make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w); };
+  std::int64_t v = first;
+  for (; v + (unroll - 1) * stride < vectors; v += unroll * stride) {
+    float4 x[unroll];
+#pragma unroll
+    for (int u = 0; u < unroll; ++u) x[u] = a4[v + u * stride];
+    if (b) {
+      float4 y[unroll];
+#pragma unroll
+      for (int u = 0; u < unroll; ++u) y[u] = b4[v + u * stride];
+#pragma unroll
+      for (int u = 0; u < unroll; ++u) x[u] = add(x[u], y[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < unroll; ++u) d4[v + u * stride] = x[u];
+  }
+  for (; v < vectors; v += stride) d4[v] = b ? add(a4[v], b4[v]) : a4[v];
+  if (first < count - 4 * vectors) {
+    const std::int64_t i = 4 * vectors + first;
+    dst[i] = b ? a[i] + b[i] : a[i];
+  }
 }
 
 inline void set_device(int device) { CUDALABS_CHECK(cudaSetDevice(device)); }

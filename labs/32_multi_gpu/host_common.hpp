@@ -8,10 +8,12 @@
 //                      peer access, the team, and the fork and join that time every multi-GPU run
 //   checks.cpp         exact inputs (small integers stored as floats), pinned downloads, the checks
 //   transfers.cpp      copies between GPUs: copy engines one way and both ways, through the host,
-//                      and SMs pulling or pushing over the link; the G x G matrices of GB/s
-//   nccl.hpp           NCCL, the all-reduce baseline: a communicator per GPU, one grouped call
-//   collectives.cpp    the hand-written all-reduces against NCCL's: algbw and busbw (nccl-tests)
-//   sgemm_scaling.cu   C = A·B on one GPU against the same product split by rows over the GPUs
+//                      and SMs pulling or pushing over the link; which pairs (--pairs); the G x G matrices of GB/s
+//   nccl.hpp           NCCL, the baselines: a communicator per GPU, one grouped call per collective
+//   collectives.cpp    the hand-written all-reduces, reduce-scatters and all-gathers against NCCL's:
+//                      algbw and busbw (nccl-tests)
+//   sgemm_scaling.cu   C = A·B on one GPU against the same product split by rows over the GPUs,
+//                      and over 2, 4, ... of them (--scaling)
 // main.cu declares the lab (its flags and variants), says which parts run, and reports.
 #include <cuda.h>  // the driver API's types; its functions come through the runtime's entry points
 #include <cuda_runtime_api.h>
@@ -147,8 +149,12 @@ class Gpu {
   DeviceGuard current_;  // first member: current while the others are made, and again while they are destroyed
 
  public:
-  Gpu(int device, int step_events) : current_(device), id(device), context(device), steps(step_events) {
+  Gpu(int device, int step_events)
+      : current_(device), id(device), context(device), steps(step_events),
+        flags(static_cast<std::size_t>(lab32::max_ring_channels), "ring flags") {
     CUDALABS_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+    CUDALABS_CHECK(cudaMemset(flags.data(), 0, flags.size() * sizeof(std::uint32_t)));  // below every epoch
+    CUDALABS_CHECK(cudaDeviceSynchronize());
     current_.leave();
   }
   ~Gpu() { current_.enter_quietly(id); }
@@ -163,6 +169,7 @@ class Gpu {
   std::vector<cudalabs::Event> steps;     // the ring's steps between GPUs, the staged copy's chunks
   DeviceBuffer<float> in, out;            // copies and all-reduces: this GPU's input and output
   DeviceBuffer<float> a, b, c;            // split SGEMM: its rows of A, a replica of B, its rows of C
+  DeviceBuffer<std::uint32_t> flags;      // ring_flags.cuh: where the left neighbour posts its steps
 
   // Replaces `buffer` with one of `count` floats on this GPU (0: frees it).
   void reallocate(DeviceBuffer<float>& buffer, std::size_t count, const char* what) {
@@ -195,6 +202,7 @@ struct Team {
   std::vector<std::unique_ptr<Gpu>> gpus;
   std::vector<std::vector<bool>> peer;
   cudalabs::Event fork;  // on the session's device: where every fan-out starts
+  std::uint32_t epoch = 0;  // calls of ring_flags.cuh so far: each call gets the next
 
   int size() const { return static_cast<int>(gpus.size()); }
   Gpu& operator[](int i) { return *gpus[static_cast<std::size_t>(i)]; }
@@ -289,7 +297,15 @@ class NcclComms;  // nccl.hpp: NCCL's all-reduce, the baseline
 
 inline const std::vector<std::string> transfer_variants = {"peer_copy", "peer_copy_bidir", "staged_copy",
                                                            "peer_read_kernel", "peer_write_kernel"};
-inline const std::vector<std::string> allreduce_variants = {"nccl_allreduce", "allreduce_ring", "allreduce_oneshot"};
+inline const std::vector<std::string> allreduce_variants = {"nccl_allreduce", "allreduce_ring", "allreduce_oneshot",
+                                                            "allreduce_ring_flags", "allreduce_twoshot"};
+inline const std::vector<std::string> reduce_scatter_variants = {"nccl_reduce_scatter", "reduce_scatter_ring",
+                                                                 "reduce_scatter_direct"};
+inline const std::vector<std::string> all_gather_variants = {"nccl_all_gather", "all_gather_ring", "all_gather_direct"};
+// The variants whose GPUs wait for each other inside a kernel (flags): not run
+// under a tool that runs one kernel at a time (they would wait for ever).
+inline const std::vector<std::string> concurrent_kernel_variants = {"allreduce_ring_flags", "reduce_scatter_ring",
+                                                                    "all_gather_ring"};
 inline const std::vector<std::string> gemm_variants = {"cublas_1gpu", "sgemm_split_switch", "sgemm_split_threads"};
 
 struct GemmShape {
@@ -298,41 +314,75 @@ struct GemmShape {
 
 // ---- copies between GPUs (transfers.cpp) ----------------------------------------
 
+// --pairs: "auto", "all", or pairs of GPU ids SRC-DST (main.cu parses it).
+struct PairChoice {
+  enum class Kind { automatic, all, listed } kind = Kind::automatic;
+  std::vector<std::pair<int, int>> listed;  // GPU ids
+};
+
+// pairs[i][j]: the ordered pair of team indices i -> j is timed at this size.
+using PairMask = std::vector<std::vector<bool>>;
+
+// Which ordered pairs a size times. The full matrix costs G(G-1) pairs per size
+// (12 on 4 GPUs, 56 on 8), so `auto` times it at one size only (`matrix_size`)
+// and sweeps the sizes on the first GPU's pairs with its neighbour and with the
+// last GPU, both ways: a bounded run whatever G is. Listed ids not in the team:
+// UsageError.
+PairMask pairs_timed(const PairChoice& choice, const Team& team, bool matrix_size);
+
+// The size of `auto`'s full matrix: the largest of the run's sizes up to
+// 256 MiB (large enough for the links' full rate), or the smallest if all are larger.
+std::int64_t matrix_bytes(const std::vector<Point>& points);
+
 // GB/s of every transfer row at one size, by (from, to) team index, for the matrices under the table.
 struct TransferRates {
   std::int64_t bytes = 0;
   std::map<std::string, std::map<std::pair<int, int>, double>> gbps;
 };
 
-// Every transfer row at one size, for every ordered pair of the team: peer_copy,
-// staged_copy, peer_read_kernel, peer_write_kernel, then peer_copy_bidir per pair.
+// Every transfer row at one size, for every ordered pair of `timed`: peer_copy,
+// staged_copy, peer_read_kernel, peer_write_kernel, then peer_copy_bidir for
+// each pair with either direction timed.
 TransferRates transfer_rows(cudalabs::Session& s, Team& team, std::int64_t bytes, TransferInputs& inputs,
-                            HostScratch& scratch, HostScratch& staging);
+                            HostScratch& scratch, HostScratch& staging, const PairMask& timed);
 
 // The matrices of one size, side by side: row = from GPU, column = to GPU
 // (both ways: the pair's two directions summed, in both of its cells).
 void transfer_notes(cudalabs::Session& s, const Team& team, const TransferRates& rates);
 
-// ---- all-reduce (collectives.cpp) ---------------------------------------------------
+// ---- all-reduce, reduce-scatter, all-gather (collectives.cpp) -------------------------
 
-struct AllReduceTimes {
+enum class Op { all_reduce, reduce_scatter, all_gather };
+
+// The family of variants of one collective, NCCL's first.
+const std::vector<std::string>& variants_of(Op op);
+
+struct CollectiveTimes {
   std::int64_t bytes = 0;
   std::map<std::string, double> ms;  // variant -> median ms (0: not run or not timed)
 };
 
-// The all-reduce rows at one size: NCCL's (when `nccl` is given), the ring's and
-// the one-shot's.
-AllReduceTimes allreduce_rows(cudalabs::Session& s, Team& team, std::int64_t bytes, TransferInputs& inputs,
-                              HostScratch& scratch, NcclComms* nccl);
+// One collective's rows at one size: NCCL's (when `nccl` is given), then the
+// hand-written ones. `tool_attached`: the variants that wait inside a kernel
+// for another GPU's are left out (a tool runs one kernel at a time).
+CollectiveTimes collective_rows(cudalabs::Session& s, Op op, Team& team, std::int64_t bytes, TransferInputs& inputs,
+                                HostScratch& scratch, NcclComms* nccl, bool tool_attached);
 
 // nccl-tests' table: per size and variant, time, algbw and busbw side by side.
-void allreduce_notes(cudalabs::Session& s, int g, const std::vector<AllReduceTimes>& all_sizes);
+void collective_notes(cudalabs::Session& s, Op op, int g, const std::vector<CollectiveTimes>& all_sizes);
 
 // ---- split SGEMM (sgemm_scaling.cu) -------------------------------------------------
 
 // One shape: cublas_1gpu, then (`split`) the split rows, from one thread
-// switching contexts and from `threads` (one host thread per GPU).
+// switching contexts and from `threads` (one host thread per GPU). `use`: split
+// over the first `use` GPUs of the team only (0: all of them); such a run
+// (--scaling) has the GPU count in its size and times no one-GPU baseline again.
 void gemm_rows(cudalabs::Session& s, Team& team, GemmShape shape, lab32::SplitSgemmThreads* threads, bool split,
-               HostScratch& scratch);
+               HostScratch& scratch, int use = 0);
+
+// --scaling: the split (a thread per GPU) on the first 2, 4, 8 ... GPUs below the
+// team's size (gemm_rows timed the whole team already), then one line: the
+// speed-up over one GPU's cuBLAS at each count.
+void gemm_scaling(cudalabs::Session& s, Team& team, GemmShape shape, HostScratch& scratch);
 
 }  // namespace lab32host

@@ -8,13 +8,17 @@
 //                     with one source), any operand possibly on another GPU
 //   allreduce.cuh     two hand-written all-reduces over those kernels and the
 //                     copy engines: a ring, and a one-shot read of every peer
+//   ring_flags.cuh    the ring in one kernel per GPU, GPUs waiting on flags in
+//                     each other's memory: reduce-scatter, all-gather, all-reduce
+//   two_shot.cuh      direct reduce-scatter and all-gather (every peer at once),
+//                     and the two-shot all-reduce made of them
 //   split_sgemm.cuh   C = A·B split by rows of C across the GPUs, enqueued from
 //                     one thread switching contexts, or from one thread per GPU
 //
 // The course keeps the devices, streams, events, buffers and cuBLAS handles
 // (host_common.hpp: one RAII struct per GPU), the fork from the session's
 // stream to every GPU's stream and the join back, the checks and the NCCL
-// baseline. Every function here only enqueues: it never waits for a GPU.
+// baselines. Every function here only enqueues: it never waits for a GPU.
 #include <cuda.h>  // CUcontext
 #include <cuda_runtime_api.h>
 
@@ -29,6 +33,9 @@ namespace lab32 {
 
 // The most GPUs one all-reduce or split may span (one node of 8 GPUs).
 inline constexpr int max_gpus = 8;
+// The most channels (blocks, each one slice of every chunk) of ring_flags.cuh's
+// kernel: the flag words each GPU lends its left neighbour.
+inline constexpr int max_ring_channels = 64;
 
 // ---- peer_kernels.cuh ---------------------------------------------------------
 
@@ -49,6 +56,8 @@ struct AllReduceRank {
   const float* send;                    // n floats on `device`; never written
   float* recv;                          // n floats on `device`
   std::span<const cudaEvent_t> events;  // made on `device`, for the algorithm's own steps between GPUs
+  std::uint32_t* flags;                 // max_ring_channels words on `device`, zero before the first call of
+                                        // ring_flags.cuh; the left neighbour's kernel posts its progress here
 };
 
 // Events each rank must bring for allreduce_ring over `gpus` GPUs: one per
@@ -63,6 +72,31 @@ void allreduce_ring(std::span<const AllReduceRank> ranks, std::int64_t n);
 // GPU, no step between GPUs. Moves (G−1) buffers per GPU: the ring's traffic at
 // G = 2, more beyond. Needs peer access between every pair.
 void allreduce_oneshot(std::span<const AllReduceRank> ranks, std::int64_t n);
+
+// The chunks of the reduce-scatters and all-gathers below: chunk r of G holds
+// ceil(n / G) floats rounded up to 32 (allreduce.cuh's ring_chunk), the last
+// ones shorter, or empty when n is small.
+
+// ---- ring_flags.cuh -------------------------------------------------------------
+
+// The ring as one kernel per GPU, the steps ordered by flags (ranks[i].flags).
+// `epoch`: a number the caller makes larger at every call of any of the three
+// (never 0): the flags are compared with it, never reset. Needs peer access from
+// every GPU to its left neighbour, and every GPU's kernel running at once.
+// reduce_scatter_ring: GPU r's recv, chunk r = the sum of chunk r of every send.
+void reduce_scatter_ring(std::span<const AllReduceRank> ranks, std::int64_t n, std::uint32_t epoch);
+// all_gather_ring: every recv, chunk g = chunk g of GPU g's send, for every g.
+void all_gather_ring(std::span<const AllReduceRank> ranks, std::int64_t n, std::uint32_t epoch);
+// allreduce_ring_flags: the two in one kernel; every recv = the sum of the sends.
+void allreduce_ring_flags(std::span<const AllReduceRank> ranks, std::int64_t n, std::uint32_t epoch);
+
+// ---- two_shot.cuh ---------------------------------------------------------------
+
+// The same three results, every GPU reading every peer at once. Need peer access
+// between every pair. allreduce_twoshot uses events[0] of each rank.
+void reduce_scatter_direct(std::span<const AllReduceRank> ranks, std::int64_t n);
+void all_gather_direct(std::span<const AllReduceRank> ranks, std::int64_t n);
+void allreduce_twoshot(std::span<const AllReduceRank> ranks, std::int64_t n);
 
 // ---- split_sgemm.cuh ----------------------------------------------------------
 

@@ -18,12 +18,21 @@
 //   nccl_allreduce       ncclAllReduce, float sum, one stream per GPU  [baseline; when built with NCCL]
 //   allreduce_ring       allreduce.cuh: reduce-scatter (peer-reading kernels), all-gather (copy engines)
 //   allreduce_oneshot    allreduce.cuh: every GPU reads every other GPU's input and sums
+//   allreduce_ring_flags ring_flags.cuh: the ring in one kernel per GPU, channels and flags between GPUs
+//   allreduce_twoshot    two_shot.cuh: direct reduce-scatter, one barrier, direct all-gather
+//   nccl_reduce_scatter  ncclReduceScatter  [baseline]; reduce_scatter_ring, reduce_scatter_direct
+//   nccl_all_gather      ncclAllGather  [baseline]; all_gather_ring, all_gather_direct
 //   cublas_1gpu          C = A·B with cuBLAS on one GPU (the --device one)  [baseline]
 //   sgemm_split_switch   split_sgemm.cuh: rows of C split across the GPUs, one thread switching contexts
 //   sgemm_split_threads  split_sgemm.cuh: the same split, one host thread per GPU
 //
-// All-reduce rows report NCCL's two rates (nccl-tests): algbw = bytes / time,
-// the GB/s column; busbw = algbw · 2(G−1)/G, under the table.
+// Collective rows report NCCL's two rates (nccl-tests): algbw = bytes / time,
+// the GB/s column; busbw = algbw · 2(G−1)/G (all-reduce) or · (G−1)/G
+// (reduce-scatter, all-gather), under the table.
+//
+// The copies' cost grows as G² (G(G−1) ordered pairs): --pairs auto (default)
+// times the full matrix at one size and the size sweep on a few pairs; --pairs
+// all for every pair at every size. --scaling: the split SGEMM on 1, 2, 4 ... GPUs.
 //
 // With one GPU only cublas_1gpu runs; the rest say once that they need two.
 // NVLink SHARP multicast (NVLS) stays off: NCCL_NVLS_ENABLE=0 is set before
@@ -34,7 +43,7 @@
 // The host program, by topic (as labs 19, 20 and 29 are): host_common.hpp (one
 // RAII Gpu per device, the team, what the parts share), devices.cpp (contexts,
 // peer access, the fork and join), checks.cpp, transfers.cpp, nccl.hpp,
-// collectives.cpp (the all-reduces) and sgemm_scaling.cu. This file declares
+// collectives.cpp (all-reduce, reduce-scatter, all-gather) and sgemm_scaling.cu. This file declares
 // the lab (its flags and variants), says which parts run, and reports.
 #include <cuda_runtime_api.h>
 
@@ -42,6 +51,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -73,9 +83,11 @@ cudalabs::LabSpec lab_spec() {
           "Uses every visible GPU (--gpus N: the --device one and the next ones). Copies between every ordered pair of\n"
           "GPUs with the copy engines, both directions at once, through pinned host memory, and by a kernel that loads\n"
           "(or stores) the other GPU's memory directly; an all-reduce of float buffers written by hand (a ring, a\n"
-          "one-shot) against NCCL's, in algorithm and bus bandwidth (nccl-tests: busbw = algbw * 2(G-1)/G); and C = A*B\n"
-          "split by rows of C across the GPUs, from one thread switching contexts and from one thread per GPU, against\n"
-          "one GPU. Needs 2 GPUs for all but cublas_1gpu. Sets NCCL_NVLS_ENABLE=0 (NVLink multicast stays off).",
+          "one-shot, a ring in one kernel with flags, a two-shot) against NCCL's, and reduce-scatter and all-gather\n"
+          "against NCCL's, in algorithm and bus bandwidth (nccl-tests: busbw = algbw * 2(G-1)/G for all-reduce,\n"
+          "(G-1)/G for the other two); and C = A*B split by rows of C across the GPUs, from one thread switching\n"
+          "contexts and from one thread per GPU, against one GPU (--scaling: on 1, 2, 4 ... GPUs). --pairs bounds the\n"
+          "copies' G(G-1) pairs. Needs 2 GPUs for all but cublas_1gpu. Sets NCCL_NVLS_ENABLE=0 (NVLink multicast off).",
       .sizes = {{.name = "bytes",
                  .help = "bytes of one GPU's buffer for the copies and all-reduces (a multiple of 4: floats)",
                  .full = {MiB, 8 * MiB, 64 * MiB, 256 * MiB, GiB},
@@ -91,6 +103,14 @@ cudalabs::LabSpec lab_spec() {
                    {"nccl_allreduce", "ncclAllReduce, float sum, one stream per GPU (when built with NCCL)", true},
                    {"allreduce_ring", "reduce-scatter with peer-reading kernels, all-gather with copy engines, a ring"},
                    {"allreduce_oneshot", "every GPU reads every other GPU's input and sums: one kernel per GPU"},
+                   {"allreduce_ring_flags", "the ring in one kernel per GPU: channels, flags between GPUs, no host step"},
+                   {"allreduce_twoshot", "direct reduce-scatter, one barrier (events), direct all-gather"},
+                   {"nccl_reduce_scatter", "ncclReduceScatter: GPU r gets the sum of chunk r (when built with NCCL)", true},
+                   {"reduce_scatter_ring", "the ring kernel's reduce-scatter alone (G-1 steps, flags)"},
+                   {"reduce_scatter_direct", "GPU r reads chunk r of every GPU and sums: one kernel per GPU"},
+                   {"nccl_all_gather", "ncclAllGather: every GPU gets every GPU's chunk (when built with NCCL)", true},
+                   {"all_gather_ring", "the ring kernel's all-gather alone (G-1 steps, flags)"},
+                   {"all_gather_direct", "GPU r reads chunk g of every GPU g at once: one kernel per GPU"},
                    {"cublas_1gpu", "C = A*B with cuBLAS on the --device GPU (FP32)", true},
                    {"sgemm_split_switch", "rows of C split across the GPUs; one thread, cuCtxSetCurrent per GPU"},
                    {"sgemm_split_threads", "the same split; one host thread per GPU, its device current for life"}},
@@ -102,9 +122,18 @@ cudalabs::LabSpec lab_spec() {
                  .help = "GPUs to use: the --device one first, then the others in order; 0: all visible (at most 8)",
                  .default_value = "0",
                  .min = 0,
-                 .max = 64},
+                 .max = lab32::max_gpus},
+                {.name = "pairs",
+                 .help = "which ordered pairs of GPUs the copies time at every size: 'auto' (the full matrix at one "
+                         "size, the size sweep on the first GPU's pairs with its neighbour and with the last GPU), "
+                         "'all', or GPU ids SRC-DST, comma-separated, e.g. 0-1,2-3",
+                 .kind = cudalabs::ExtraFlag::Kind::text,
+                 .default_value = "auto"},
+                {.name = "scaling",
+                 .help = "also time sgemm_split_threads on the first 2, 4, ... GPUs and print the speed-up over one GPU",
+                 .kind = cudalabs::ExtraFlag::Kind::toggle},
                 {.name = "no-nccl",
-                 .help = "leave out the NCCL baseline (under compute-sanitizer, which would check NCCL's own kernels)",
+                 .help = "leave out the NCCL baselines (under compute-sanitizer, which would check NCCL's own kernels)",
                  .kind = cudalabs::ExtraFlag::Kind::toggle}},
   };
 }
@@ -134,6 +163,38 @@ std::vector<GemmShape> gemm_shapes(const cudalabs::Options& o) {
   return parse_gemm(o.quick && text == full_gemm ? quick_gemm : text);
 }
 
+// --pairs: "auto", "all" or SRC-DST,... of GPU ids. UsageError naming the bad
+// part. Whether the ids are in use is known only with the GPUs (pairs_timed);
+// here, an id that no team of --gpus (at most 8) GPUs from --device can hold.
+PairChoice parse_pairs(const std::string& text, const cudalabs::Options& o) {
+  if (text == "auto") return {};
+  if (text == "all") return {PairChoice::Kind::all, {}};
+  const int most = o.integer("gpus") > 0 ? static_cast<int>(o.integer("gpus")) : lab32::max_gpus;
+  // The team: the --device GPU, then the lowest other ids: [0, most) when the
+  // device is among them, else [0, most - 1) and the device.
+  auto possible = [&](int id) { return id == o.device || id < (o.device < most ? most : most - 1); };
+  PairChoice choice{PairChoice::Kind::listed, {}};
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    std::size_t end = text.find(',', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string part = text.substr(at, end - at);
+    int src = -1, dst = -1;
+    char tail = 0;
+    if (std::sscanf(part.c_str(), "%d-%d%c", &src, &dst, &tail) != 2 || src < 0 || dst < 0 || src == dst)
+      throw cudalabs::UsageError("--pairs '" + part + "': write 'auto', 'all' or pairs SRC-DST of two different GPU ids, "
+                                 "comma-separated, e.g. --pairs 0-1,1-0,0-3");
+    for (int id : {src, dst})
+      if (!possible(id))
+        throw cudalabs::UsageError("--pairs '" + part + "': GPU " + std::to_string(id) + " cannot be in use: the run " +
+                                   "uses at most " + std::to_string(most) + " GPUs, --device " +
+                                   std::to_string(o.device) + " and the lowest other ids; name those, or raise --gpus");
+    choice.listed.emplace_back(src, dst);
+    at = end + 1;
+  }
+  return choice;
+}
+
 // The flags main checks before any device is looked for, so that they are
 // exit 2 on a machine without a GPU too.
 void check_flags(const cudalabs::Options& o) {
@@ -143,6 +204,7 @@ void check_flags(const cudalabs::Options& o) {
                                  ": the buffers hold floats, so bytes must be a multiple of 4 (e.g. " +
                                  std::to_string(p.at("bytes") / 4 * 4 + 4) + ")");
   gemm_shapes(o);
+  parse_pairs(o.text("pairs"), o);
 }
 
 // Runs a family when no --variant was named or one of its variants was.
@@ -194,15 +256,18 @@ int main(int argc, char** argv) {
       if (g >= 2) line += team.all_pairs_peer() ? "; peer access between every pair" : "; NOT every pair has peer access";
       std::printf("%s\n", line.c_str());
     }
-    const bool transfers = family_selected(o, transfer_variants), allreduce = family_selected(o, allreduce_variants),
-               gemm = family_selected(o, gemm_variants);
+    const bool transfers = family_selected(o, transfer_variants), gemm = family_selected(o, gemm_variants);
+    std::vector<Op> ops;  // the collectives this run times
+    for (Op op : {Op::all_reduce, Op::reduce_scatter, Op::all_gather})
+      if (family_selected(o, variants_of(op))) ops.push_back(op);
+    const bool allreduce = !ops.empty();
     std::vector<std::string> need_two;  // what one GPU could not run
     HostScratch scratch("pinned buffer for the checks' downloads");
 
     // ---- copies and all-reduces, one buffer size at a time ----
     if ((transfers || allreduce) && g < 2) {
       if (transfers) need_two.insert(need_two.end(), transfer_variants.begin(), transfer_variants.end());
-      if (allreduce) need_two.insert(need_two.end(), allreduce_variants.begin(), allreduce_variants.end());
+      for (Op op : ops) need_two.insert(need_two.end(), variants_of(op).begin(), variants_of(op).end());
     } else if (transfers || allreduce) {
       std::optional<NcclComms> nccl;
       // CUDALABS_TRACE=0: a tool owns CUDA's callbacks (tests/sanitize.sh, make
@@ -212,9 +277,9 @@ int main(int argc, char** argv) {
       const char* trace = std::getenv("CUDALABS_TRACE");
       const bool tool_attached = trace && std::string(trace) == "0";
       const bool want_nccl = allreduce && !o.toggle("no-nccl") && !tool_attached;
-      if (allreduce && o.toggle("no-nccl")) s.note("nccl_allreduce left out (--no-nccl)");
+      if (allreduce && o.toggle("no-nccl")) s.note("the NCCL baselines left out (--no-nccl)");
       if (allreduce && tool_attached && !o.toggle("no-nccl"))
-        s.note("nccl_allreduce left out: CUDALABS_TRACE=0, a sanitizer or profiler is attached");
+        s.note("the NCCL baselines left out: CUDALABS_TRACE=0, a sanitizer or profiler is attached");
 #if CUDALABS_HAVE_NCCL
       if (want_nccl) {
         try {
@@ -222,17 +287,19 @@ int main(int argc, char** argv) {
           s.note("NCCL " + NcclComms::version() + ", NCCL_NVLS_ENABLE=" + std::getenv("NCCL_NVLS_ENABLE") +
                  " (NVLink multicast off)");
         } catch (const cudalabs::CudaError& e) {
-          s.note(std::string("nccl_allreduce skipped: NCCL did not start: ") + e.what());
+          s.note(std::string("the NCCL baselines skipped: NCCL did not start: ") + e.what());
         }
       }
 #else
       if (want_nccl)
-        s.note("nccl_allreduce skipped: built without NCCL (nccl.h and libnccl were not found at configure time). "
+        s.note("the NCCL baselines skipped: built without NCCL (nccl.h and libnccl were not found at configure time). "
                "Debian/Ubuntu: sudo apt-get install libnccl-dev (from NVIDIA's CUDA repository), then reconfigure");
 #endif
       HostScratch staging("pinned staging buffer of staged_copy");
       std::vector<TransferRates> rates;
-      std::vector<AllReduceTimes> times;
+      std::map<Op, std::vector<CollectiveTimes>> times;
+      const PairChoice pairs = parse_pairs(o.text("pairs"), o);
+      const std::int64_t matrix_at = matrix_bytes(s.points());
       // Pinned memory at the largest size once, not again at every size.
       std::int64_t largest = 0;
       for (const Point& point : s.points()) largest = std::max(largest, point.at("bytes") / 4);
@@ -246,8 +313,11 @@ int main(int argc, char** argv) {
         }
         TransferInputs inputs(team, n);
         inputs.draw_all(s.seed());
-        if (transfers) rates.push_back(transfer_rows(s, team, bytes, inputs, scratch, staging));
-        if (allreduce) times.push_back(allreduce_rows(s, team, bytes, inputs, scratch, nccl ? &*nccl : nullptr));
+        if (transfers)
+          rates.push_back(transfer_rows(s, team, bytes, inputs, scratch, staging,
+                                        pairs_timed(pairs, team, bytes == matrix_at)));
+        for (Op op : ops)
+          times[op].push_back(collective_rows(s, op, team, bytes, inputs, scratch, nccl ? &*nccl : nullptr, tool_attached));
       }
       for (auto& gpu : team.gpus) {
         gpu->reallocate(gpu->in, 0, "input");
@@ -255,7 +325,7 @@ int main(int argc, char** argv) {
       }
       if (!o.check_only) {
         for (const auto& r : rates) transfer_notes(s, team, r);
-        if (allreduce) allreduce_notes(s, g, times);
+        for (const auto& [op, per_size] : times) collective_notes(s, op, g, per_size);
       }
     }
 
@@ -267,7 +337,10 @@ int main(int argc, char** argv) {
       std::optional<lab32::SplitSgemmThreads> threads;
       const auto ids = team.ids();
       if (split && s.selected("sgemm_split_threads")) threads.emplace(ids);
-      for (const GemmShape& shape : gemm_shapes(o)) gemm_rows(s, team, shape, threads ? &*threads : nullptr, split, scratch);
+      for (const GemmShape& shape : gemm_shapes(o)) {
+        gemm_rows(s, team, shape, threads ? &*threads : nullptr, split, scratch);
+        if (o.toggle("scaling") && split) gemm_scaling(s, team, shape, scratch);
+      }
     }
 
     if (!need_two.empty()) {

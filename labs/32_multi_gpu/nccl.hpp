@@ -1,12 +1,12 @@
 #pragma once
-// NCCL, the all-reduce baseline of lab 32 (built when meson finds nccl.h and
+// NCCL, the collectives' baselines of lab 32 (built when meson finds nccl.h and
 // libnccl: CUDALABS_HAVE_NCCL).
 //
 // Teaches: a communicator per GPU, all made by one process (ncclCommInitAll),
-// and one all-reduce as a group of calls, one per GPU on that GPU's stream,
+// and one collective as a group of calls, one per GPU on that GPU's stream,
 // which NCCL launches together at ncclGroupEnd.
-// Measures: nothing here; collectives.cpp times nccl_allreduce against the
-// hand-written all-reduces.
+// Measures: nothing here; collectives.cpp times nccl_allreduce,
+// nccl_reduce_scatter and nccl_all_gather against the hand-written ones.
 #include <span>
 #include <string>
 #include <vector>
@@ -55,6 +55,26 @@ class NcclComms {
     LAB32_CHECK_NCCL(ncclGroupEnd());
   }
 
+  // ncclReduceScatter: GPU g's out[g·per, (g+1)·per) = the sum of that range of
+  // every in, per = n / G (NCCL's chunks are equal; the n mod G floats left over
+  // take no part). ncclAllGather: every out[g·per, (g+1)·per) = GPU g's in there.
+  void reduce_scatter(Team& team, std::int64_t n) {
+    const auto per = static_cast<std::size_t>(n / team.size());
+    LAB32_CHECK_NCCL(ncclGroupStart());
+    for (int g = 0; g < team.size(); ++g)
+      LAB32_CHECK_NCCL(ncclReduceScatter(team[g].in.data(), team[g].out.data() + per * static_cast<std::size_t>(g), per,
+                                         ncclFloat, ncclSum, comms_[static_cast<std::size_t>(g)], team[g].stream));
+    LAB32_CHECK_NCCL(ncclGroupEnd());
+  }
+  void all_gather(Team& team, std::int64_t n) {
+    const auto per = static_cast<std::size_t>(n / team.size());
+    LAB32_CHECK_NCCL(ncclGroupStart());
+    for (int g = 0; g < team.size(); ++g)
+      LAB32_CHECK_NCCL(ncclAllGather(team[g].in.data() + per * static_cast<std::size_t>(g), team[g].out.data(), per,
+                                     ncclFloat, comms_[static_cast<std::size_t>(g)], team[g].stream));
+    LAB32_CHECK_NCCL(ncclGroupEnd());
+  }
+
   static std::string version() {
     int v = 0;
     ncclGetVersion(&v);
@@ -69,6 +89,8 @@ class NcclComms {
 class NcclComms {
  public:
   void all_reduce(Team&, std::int64_t) {}
+  void reduce_scatter(Team&, std::int64_t) {}
+  void all_gather(Team&, std::int64_t) {}
 };
 #endif
 

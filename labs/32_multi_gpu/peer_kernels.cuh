@@ -53,7 +53,7 @@ __device__ __forceinline__ float4 add4(float4 a, float4 b) {
 __global__ __launch_bounds__(reduce_copy_block) void reduce_copy_kernel(float* __restrict__ dst,
                                                                        const __grid_constant__ ReduceCopySources srcs,
                                                                        const std::int64_t n) {
-  // BEGIN SOLUTION peer_read_kernel peer_write_kernel allreduce_ring allreduce_oneshot
+  // BEGIN SOLUTION peer_read_kernel peer_write_kernel allreduce_ring allreduce_oneshot reduce_scatter_direct allreduce_twoshot
   constexpr int unroll = reduce_copy_unroll;
   const std::int64_t vectors = n / 4;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
@@ -118,7 +118,7 @@ inline unsigned reduce_copy_blocks(std::int64_t n) {
 // dst = sum of `sources` (in that order) over n floats, on `stream`, a stream of
 // the current GPU. Enqueue only.
 inline void reduce_copy(float* dst, std::span<const float* const> sources, std::int64_t n, cudaStream_t stream) {
-  // BEGIN SOLUTION peer_read_kernel peer_write_kernel allreduce_ring allreduce_oneshot
+  // BEGIN SOLUTION peer_read_kernel peer_write_kernel allreduce_ring allreduce_oneshot reduce_scatter_direct allreduce_twoshot
   if (n == 0) return;
   if (sources.empty() || sources.size() > static_cast<std::size_t>(lab32::max_gpus))
     throw std::invalid_argument("reduce_copy: 1 to max_gpus sources");

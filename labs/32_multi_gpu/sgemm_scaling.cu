@@ -9,11 +9,14 @@
 // Measures: cublas_1gpu (the baseline, its rows checked against the double
 // CPU reference), sgemm_split_switch and sgemm_split_threads (every GPU's rows
 // against one GPU's C, bit for bit) at per-GPU rates; under the table, the
-// speed-up time_1 / time_G and the scaling efficiency time_1 / (G * time_G).
+// speed-up time_1 / time_G and the scaling efficiency time_1 / (G * time_G);
+// with --scaling, sgemm_split_threads on the first 2, 4, ... GPUs as well and
+// one line of speed-ups over one GPU.
 //
 // The one host file besides main.cu that nvcc compiles: matmul_lab.cuh, whose
 // row checks it calls, holds a kernel too.
 #include <functional>
+#include <map>
 #include <span>
 #include <string>
 #include <utility>
@@ -37,9 +40,12 @@ std::vector<int> split_rows(int m, int g) {
 }  // namespace
 
 void gemm_rows(cudalabs::Session& s, Team& team, GemmShape shape, lab32::SplitSgemmThreads* threads, bool split,
-               HostScratch& scratch) {
-  const int m = shape.m, n = shape.n, k = shape.k, g = team.size();
-  const Point size{{"m", m}, {"n", n}, {"k", k}};
+               HostScratch& scratch, int use) {
+  const int m = shape.m, n = shape.n, k = shape.k, g = use > 0 ? use : team.size();
+  const bool part = g < team.size();
+  const Point one_gpu_size{{"m", m}, {"n", n}, {"k", k}};
+  Point size = one_gpu_size;
+  if (part) size["gpus"] = g;
   const std::size_t a_count = static_cast<std::size_t>(m) * k, b_count = static_cast<std::size_t>(k) * n,
                     c_count = static_cast<std::size_t>(m) * n;
   Gpu& home = team[0];  // the session's device
@@ -99,7 +105,7 @@ void gemm_rows(cudalabs::Session& s, Team& team, GemmShape shape, lab32::SplitSg
       .new_inputs = make_inputs,
       .ceiling = cudalabs::CeilingKind::baseline};
   one.extra = {{"gpus", 1.0}};
-  s.measure(one);
+  if (!part) s.measure(one);
   std::string algorithms =
       format_line("m=%d n=%d k=%d: cuBLAS on one GPU runs ", m, n, k) + home.blas().algorithm_of(m, n, k);
   if (!split) {
@@ -107,17 +113,28 @@ void gemm_rows(cudalabs::Session& s, Team& team, GemmShape shape, lab32::SplitSg
     return;
   }
 
-  std::vector<lab32::GemmShard> shards;
+  // The shards are made at every run, from where the buffers are then: the
+  // harness's last check moves every buffer to a new allocation (a shard kept
+  // from an earlier run would point at the old, poisoned place).
+  auto shards = [&] {
+    std::vector<lab32::GemmShard> now;
+    for (int i = 0; i < g; ++i) {
+      Gpu& gpu = team[i];
+      now.push_back({gpu.id, gpu.context.get(), &gpu.blas(), gpu.stream, gpu.a.data(), gpu.b.data(), gpu.c.data(),
+                     rows[static_cast<std::size_t>(i)]});
+    }
+    return now;
+  };
   for (int i = 0; i < g; ++i) {
     Gpu& gpu = team[i];
     const int r = rows[static_cast<std::size_t>(i)];
-    shards.push_back({gpu.id, gpu.context.get(), &gpu.blas(), gpu.stream, gpu.a.data(), gpu.b.data(), gpu.c.data(), r});
     if (r > 0) {  // each GPU's handle chooses its algorithm for its shape now, not in a traced or timed run
       DeviceGuard on(gpu.id);
       gpu.blas().prepare_sgemm(gpu.a.data(), gpu.b.data(), gpu.c.data(), r, n, k, gpu.stream);
     }
   }
-  const std::vector<Gpu*> all = team.all();
+  std::vector<Gpu*> all = team.all();
+  all.resize(static_cast<std::size_t>(g));
   // Rates per GPU: the work of the largest shard (its GPU finishes last), so
   // GFLOP/s compares with one GPU's rate and is held against one GPU's peak.
   const double most = rows[0];
@@ -153,13 +170,13 @@ void gemm_rows(cudalabs::Session& s, Team& team, GemmShape shape, lab32::SplitSg
   };
   double switch_ms = 0, threads_ms = 0;
   if (s.selected("sgemm_split_switch"))
-    switch_ms = split_row("sgemm_split_switch", [&] { lab32::split_sgemm_one_thread(shards, n, k); });
+    switch_ms = split_row("sgemm_split_switch", [&] { lab32::split_sgemm_one_thread(shards(), n, k); });
   if (s.selected("sgemm_split_threads") && threads)
-    threads_ms = split_row("sgemm_split_threads", [&] { threads->enqueue(shards, n, k); });
+    threads_ms = split_row("sgemm_split_threads", [&] { threads->enqueue(shards(), n, k); });
 
   double one_ms = 0;
   for (const auto& r : s.records())
-    if (r.variant == "cublas_1gpu" && r.size == size) one_ms = r.timing.median_ms;
+    if (r.variant == "cublas_1gpu" && r.size == one_gpu_size) one_ms = r.timing.median_ms;
   if (one_ms > 0) {
     std::string line = format_line("m=%d n=%d k=%d on %d GPUs: one GPU %.3f ms", m, n, k, g, one_ms);
     for (const auto& [how, ms] : {std::pair{"one thread switching", switch_ms}, std::pair{"a thread per GPU", threads_ms}})
@@ -168,7 +185,33 @@ void gemm_rows(cudalabs::Session& s, Team& team, GemmShape shape, lab32::SplitSg
                             one_ms / ms, 100.0 * one_ms / (g * ms));
     s.note(line);
   }
-  s.note(algorithms + format_line("; each GPU's %d-row share runs ", rows[0]) + home.blas().algorithm_of(rows[0], n, k));
+  if (!part)
+    s.note(algorithms + format_line("; each GPU's %d-row share runs ", rows[0]) + home.blas().algorithm_of(rows[0], n, k));
+}
+
+void gemm_scaling(cudalabs::Session& s, Team& team, GemmShape shape, HostScratch& scratch) {
+  if (!s.selected("sgemm_split_threads")) return;
+  for (int use = 2; use < team.size(); use *= 2) {
+    std::vector<int> ids = team.ids();
+    ids.resize(static_cast<std::size_t>(use));
+    lab32::SplitSgemmThreads threads(ids);
+    gemm_rows(s, team, shape, &threads, true, scratch, use);
+  }
+  double one_ms = 0;
+  std::map<int, double> split_ms;  // GPUs -> median ms
+  for (const auto& r : s.records()) {
+    if (!r.timed || r.size.count("m") == 0 || r.size.at("m") != shape.m || r.size.at("n") != shape.n ||
+        r.size.at("k") != shape.k)
+      continue;
+    if (r.variant == "cublas_1gpu") one_ms = r.timing.median_ms;
+    if (r.variant == "sgemm_split_threads")
+      split_ms[r.size.count("gpus") ? static_cast<int>(r.size.at("gpus")) : team.size()] = r.timing.median_ms;
+  }
+  if (one_ms <= 0) return;
+  std::string line = format_line("scaling, m=%d n=%d k=%d, a thread per GPU: 1 GPU %.3f ms", shape.m, shape.n, shape.k, one_ms);
+  for (const auto& [gpus, ms] : split_ms)
+    line += format_line("; %d GPUs %.3f ms, %.2fx (efficiency %.1f%%)", gpus, ms, one_ms / ms, 100.0 * one_ms / (gpus * ms));
+  s.note(line);
 }
 
 }  // namespace lab32host

@@ -1,4 +1,5 @@
-// Lab 32's copies between GPUs: every ordered pair of the team, at every size.
+// Lab 32's copies between GPUs: the ordered pairs of the team that --pairs
+// names (auto: every pair at one size, a few at every size).
 //
 // Teaches: the copy engines (cudaMemcpyPeerAsync on src's stream: no SM takes
 // part), both directions of a link at once, the way through pinned host
@@ -6,9 +7,10 @@
 // SMs moving the data instead: a kernel on dst loading src's memory through
 // UVA (a pull), or the same kernel on src storing into dst's (a push).
 // Measures: one-way GB/s of peer_copy (the baseline), staged_copy,
-// peer_read_kernel and peer_write_kernel for every ordered pair;
-// peer_copy_bidir for every pair, both ways, against the sum of its two
-// one-way copies; under the table, per size, G x G matrices of those GB/s.
+// peer_read_kernel and peer_write_kernel for every ordered pair timed;
+// peer_copy_bidir for every pair with a direction timed, both ways, against
+// the sum of its two one-way copies; under the table, per size, G x G
+// matrices of those GB/s ("-": a pair not timed at that size).
 #include <algorithm>
 #include <map>
 #include <string>
@@ -50,8 +52,53 @@ void peer_copy(Gpu& src, Gpu& dst, std::int64_t n) {
 
 }  // namespace
 
+PairMask pairs_timed(const PairChoice& choice, const Team& team, bool matrix_size) {
+  const int g = team.size();
+  PairMask timed(static_cast<std::size_t>(g), std::vector<bool>(static_cast<std::size_t>(g), false));
+  auto set = [&](int i, int j) {
+    if (i != j) timed[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)] = true;
+  };
+  if (choice.kind == PairChoice::Kind::listed) {
+    const auto ids = team.ids();
+    auto index_of = [&](int id) {
+      const auto it = std::find(ids.begin(), ids.end(), id);
+      if (it == ids.end()) {
+        std::string in_use;
+        for (int d : ids) in_use += (in_use.empty() ? "" : ", ") + std::to_string(d);
+        throw cudalabs::UsageError("--pairs: GPU " + std::to_string(id) + " is not one of the GPUs in use (" + in_use +
+                                   "); name pairs of those, or use more with --gpus");
+      }
+      return static_cast<int>(it - ids.begin());
+    };
+    for (const auto& [src, dst] : choice.listed) set(index_of(src), index_of(dst));
+  } else if (choice.kind == PairChoice::Kind::all || matrix_size) {
+    for (int i = 0; i < g; ++i)
+      for (int j = 0; j < g; ++j) set(i, j);
+  } else {
+    // The first GPU with its neighbour and with the last one (on an NVSwitch
+    // machine all pairs are alike; on a ring or mesh of links the last is the
+    // farthest), both ways: 4 pairs whatever G is (2 on two GPUs).
+    for (int other : {1, g - 1}) {
+      set(0, other);
+      set(other, 0);
+    }
+  }
+  return timed;
+}
+
+std::int64_t matrix_bytes(const std::vector<Point>& points) {
+  constexpr std::int64_t largest_matrix = std::int64_t{256} << 20;
+  std::int64_t best = 0, smallest = 0;
+  for (const Point& p : points) {
+    const std::int64_t b = p.at("bytes");
+    if (b <= largest_matrix) best = std::max(best, b);
+    smallest = smallest == 0 ? b : std::min(smallest, b);
+  }
+  return best > 0 ? best : smallest;
+}
+
 TransferRates transfer_rows(cudalabs::Session& s, Team& team, std::int64_t bytes, TransferInputs& inputs,
-                            HostScratch& scratch, HostScratch& staging) {
+                            HostScratch& scratch, HostScratch& staging, const PairMask& timed) {
   const std::int64_t n = bytes / 4;
   TransferRates rates{.bytes = bytes};
   const auto resources = lab32::reduce_copy_resources();
@@ -68,7 +115,7 @@ TransferRates transfer_rows(cudalabs::Session& s, Team& team, std::int64_t bytes
 
   for (int i = 0; i < team.size(); ++i)
     for (int j = 0; j < team.size(); ++j) {
-      if (i == j) continue;
+      if (i == j || !timed[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)]) continue;
       Gpu& src = team[i];
       Gpu& dst = team[j];
       Gpu* on_src[] = {&src};
@@ -141,6 +188,9 @@ TransferRates transfer_rows(cudalabs::Session& s, Team& team, std::int64_t bytes
   if (s.selected("peer_copy_bidir"))
     for (int i = 0; i < team.size(); ++i)
       for (int j = i + 1; j < team.size(); ++j) {
+        if (!timed[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)] &&
+            !timed[static_cast<std::size_t>(j)][static_cast<std::size_t>(i)])
+          continue;
         Gpu& x = team[i];
         Gpu& y = team[j];
         Gpu* on_both[] = {&x, &y};
@@ -164,8 +214,12 @@ TransferRates transfer_rows(cudalabs::Session& s, Team& team, std::int64_t bytes
           inputs.draw(j, seed);
         };
         m.expect = cudalabs::Expect::copies;
-        const double one_way = rates.gbps["peer_copy"][{i, j}] + rates.gbps["peer_copy"][{j, i}];
-        m.ceiling = one_way > 0 ? cudalabs::CeilingKind::given : cudalabs::CeilingKind::none;
+        // Both one-way copies timed (--pairs may name one direction only): their sum.
+        const auto& copies = rates.gbps["peer_copy"];
+        const auto there = copies.find({i, j}), back = copies.find({j, i});
+        const bool both_ways = there != copies.end() && back != copies.end() && there->second > 0 && back->second > 0;
+        const double one_way = both_ways ? there->second + back->second : 0.0;
+        m.ceiling = both_ways ? cudalabs::CeilingKind::given : cudalabs::CeilingKind::none;
         m.given_ceiling = {"sum_of_one_way_copies_gbps", one_way};
         m.extra = {{"gpus", gpus}};
         record(m, i, j);
