@@ -15,6 +15,13 @@
 //   pinned_d2h          c to pinned memory (CUDA events)
 //   pinned_end_to_end   the round trip with pinned memory (CUDA events)
 //
+// Inputs (--inputs): uniform values in [-100, 100), or specials: a quarter of
+// them ±Inf, NaNs with payloads, ±0, subnormals, ±FLT_MAX, every one of them
+// at the tail (labs/shared/value_kinds.hpp). A copy must then move every bit
+// (a NaN's payload, -0.0, a subnormal): an upload or download that goes through
+// float arithmetic, or skips the tail, fails; the add is still one IEEE float
+// addition (labs/shared/round_trip_inputs.hpp).
+//
 // Run: make run LAB=03    (defaults: n = 2^20, 2^22, 2^24, 2^26)
 #include <algorithm>
 
@@ -24,6 +31,7 @@
 // is lab 01's, unchanged, so its time compares with labs 01 and 02.
 #include "kernels.hpp"
 #include "round_trip_inputs.hpp"
+#include "value_kinds.hpp"
 
 namespace {
 
@@ -74,19 +82,18 @@ int main(int argc, char** argv) {
                    {"pinned_h2d", "a and b from pinned memory (CUDA events)"},
                    {"pinned_d2h", "c to pinned memory (CUDA events)"},
                    {"pinned_end_to_end", "the round trip with pinned memory (CUDA events)"}},
+      .flags = {value_kinds::vector_add_inputs_flag()},
   };
   return cudalabs::run_lab(argc, argv, spec, [](cudalabs::Session& s) {
     const cudalabs::GivenCeiling link{"pcie_link_gbps", s.device().pcie_gbps()};
+    const bool specials = s.options().text("inputs") == "specials";
     for (const auto& point : s.points()) {
       const std::int64_t n = point.at("n");
-      const cudalabs::Tolerance add_tol{.abs = 0, .rel = 6e-8};  // one rounding
-      const cudalabs::Tolerance copy_tol{.abs = 0, .rel = 0};    // copies are exact
       const double vec_bytes = 4.0 * n;
 
-      RoundTripInputs in(n);
+      RoundTripInputs in(n, specials);  // and the checks: a sum rounds once, a copy is exact
       const auto& a = in.a;
       const auto& b = in.b;
-      const auto& expected = in.expected;
       std::vector<float> pageable_c(n);
       cudalabs::PinnedBuffer<float> pinned_c(n, "pinned c");
       const HostSide pageable{in.a.data(), in.b.data(), pageable_c.data()};
@@ -106,10 +113,7 @@ int main(int argc, char** argv) {
         lab03::vector_add(d_a.data(), d_b.data(), d_c.data(), n, s.stream());
       };
 
-      auto check_inputs_on_device = [&] {
-        return cudalabs::both(cudalabs::check_close(d_a.download(), a, copy_tol),
-                              cudalabs::check_close(d_b.download(), b, copy_tol));
-      };
+      auto check_inputs_on_device = [&] { return in.check_uploaded(d_a.download(), d_b.download()); };
       auto poison_inputs = [&](cudaStream_t st) { d_a.poison(st); d_b.poison(st); };
 
       if (s.selected("cpu"))
@@ -117,7 +121,7 @@ int main(int argc, char** argv) {
                    .size = point,
                    .work = {.bytes = 3 * vec_bytes, .flops = 1.0 * n},
                    .run = [&](cudaStream_t) { add_on_cpu(a.data(), b.data(), pageable_c.data(), n); },
-                   .check = [&] { return cudalabs::check_close(pageable_c, expected, add_tol); },
+                   .check = [&] { return in.check_sum(pageable_c); },
                    .poison = [&](cudaStream_t) { std::fill(pageable_c.begin(), pageable_c.end(), NAN); },
                    .new_inputs = make_inputs,
                    .expect = cudalabs::Expect::host,
@@ -130,7 +134,7 @@ int main(int argc, char** argv) {
                    .size = point,
                    .work = {.bytes = 3 * vec_bytes, .flops = 1.0 * n},
                    .run = [&](cudaStream_t st) { lab03::vector_add(d_a.data(), d_b.data(), d_c.data(), n, st); },
-                   .check = [&] { return cudalabs::check_close(d_c.download(), expected, add_tol); },
+                   .check = [&] { return in.check_sum(d_c.download()); },
                    .poison = [&](cudaStream_t st) { d_c.poison(st); },
                    .new_inputs = inputs_on_device,
                    .resources = lab03::vector_add_resources()});
@@ -162,7 +166,7 @@ int main(int argc, char** argv) {
                      .size = point,
                      .work = {.bytes = vec_bytes},
                      .run = [&](cudaStream_t st) { lab03::download(d_c.data(), host.c, n, st); },
-                     .check = [&] { return cudalabs::check_close({host.c, static_cast<std::size_t>(n)}, expected, add_tol); },
+                     .check = [&] { return in.check_downloaded({host.c, static_cast<std::size_t>(n)}, d_c); },
                      .poison = [&](cudaStream_t) { std::fill(host.c, host.c + n, NAN); },
                      .new_inputs = sums_on_device,
                      .expect = cudalabs::Expect::copies,
@@ -179,7 +183,7 @@ int main(int argc, char** argv) {
                          [&](cudaStream_t st) {
                            lab03::round_trip(host.a, host.b, host.c, d_a.data(), d_b.data(), d_c.data(), n, st);
                          },
-                     .check = [&] { return cudalabs::check_close({host.c, static_cast<std::size_t>(n)}, expected, add_tol); },
+                     .check = [&] { return in.check_round_trip({host.c, static_cast<std::size_t>(n)}, d_a, d_b); },
                      .poison = [&](cudaStream_t st) { std::fill(host.c, host.c + n, NAN); poison_inputs(st); d_c.poison(st); },
                      .new_inputs = make_inputs,
                      .expect = cudalabs::Expect::kernels_and_copies,

@@ -20,6 +20,13 @@
 //   pinned_streams  pinned memory, S streams x C chunks, copies and kernels overlapped
 //   sweep           pinned_streams for S in {1,2,4} x C in {1,2,4,8,16,32} (not under --quick)
 //
+// Inputs (--inputs): uniform values in [-100, 100), or specials: a quarter of
+// them ±Inf, NaNs with payloads, ±0, subnormals, ±FLT_MAX, every one of them in
+// the last chunk (labs/shared/value_kinds.hpp). The copies must then move every
+// bit and the add stay one IEEE float addition (labs/shared/round_trip_inputs.hpp):
+// a pipeline that copies a chunk through float arithmetic, or drops the last
+// chunk's tail, fails.
+//
 // Run: make run LAB=08                      (n = 2^24, 2^26; --streams 2 --chunks 4)
 //      make run LAB=08 ARGS="--size 2^24 --streams 4 --chunks 8 --timeline build/08_timeline.csv"
 //
@@ -37,6 +44,7 @@
 #include "../01_vector_add/vector_add.cuh"  // the course's lab 01 kernel: the kernel stage, the baselines, the pipeline's
 #include "round_trip_inputs.hpp"
 #include "kernels.hpp"
+#include "value_kinds.hpp"
 
 using lab08::Chunk;
 using lab08::DeviceVectors;
@@ -215,7 +223,8 @@ int main(int argc, char** argv) {
                  .min = 1, .max = 256},
                 {.name = "timeline",
                  .help = "write the per-chunk event timeline of pinned_streams to this CSV (plots/streams_timeline.gp)",
-                 .kind = cudalabs::ExtraFlag::Kind::text}},
+                 .kind = cudalabs::ExtraFlag::Kind::text},
+                value_kinds::vector_add_inputs_flag()},
   };
   return cudalabs::run_lab(argc, argv, spec, [&spec](cudalabs::Session& s) {
     const auto& options = s.options();
@@ -226,8 +235,7 @@ int main(int argc, char** argv) {
     const bool run_sweep = s.selected("sweep") && (!options.quick || sweep_named);
     const int engines = copy_engine_count(s.device().id);
     const cudalabs::GivenCeiling link{"pcie_link_gbps", s.device().pcie_gbps()};
-    const cudalabs::Tolerance add_tol{.abs = 0, .rel = 6e-8};  // one float addition rounds once: half an ulp, 2^-24
-    const cudalabs::Tolerance copy_tol{.abs = 0, .rel = 0};    // a copy is exact
+    const bool specials = options.text("inputs") == "specials";
 
     std::ofstream timeline_csv;
     if (const std::string path = options.text("timeline"); !path.empty() && s.selected("pinned_streams")) {
@@ -245,10 +253,11 @@ int main(int argc, char** argv) {
       const double vec_bytes = 4.0 * n;
       const double round_trip_bytes = 3 * vec_bytes;  // a and b up, c down: the 12n of the original's GB/s
 
-      RoundTripInputs in(n);  // pageable a, b for pageable_sync; pinned ones for the rest
+      // Pageable a, b for pageable_sync; pinned ones for the rest. And the checks:
+      // a sum rounds once (half an ulp, 2^-24), a copy is exact.
+      RoundTripInputs in(n, specials);
       const auto& a = in.a;
       const auto& b = in.b;
-      const auto& expected = in.expected;
       std::vector<float> pageable_c(n);
       cudalabs::PinnedBuffer<float> pinned_c(n, "pinned c");
       cudalabs::DeviceBuffer<float> d_a(n, "a"), d_b(n, "b"), d_c(n, "c");
@@ -269,7 +278,7 @@ int main(int argc, char** argv) {
         vector_add(dev().a, dev().b, dev().c, n, s.stream());
       };
 
-      auto check_pinned_c = [&] { return cudalabs::check_close(pinned_c.span(), expected, add_tol); };
+      auto check_pinned_c = [&] { return in.check_round_trip(pinned_c.span(), d_a, d_b); };
       auto poison_pinned_c = [&] { std::fill(pinned_c.data(), pinned_c.data() + n, NAN); };
       auto poison_device = [&](cudaStream_t st) { d_a.poison(st); d_b.poison(st); d_c.poison(st); };
       auto poison_pinned_round_trip = [&](cudaStream_t st) { poison_pinned_c(); poison_device(st); };
@@ -282,10 +291,7 @@ int main(int argc, char** argv) {
                                  .work = {.bytes = 2 * vec_bytes},
                                  .run = [&](cudaStream_t st) { upload(pinned, dev(), n, st); },
                                  .check =
-                                     [&] {
-                                       return cudalabs::both(cudalabs::check_close(d_a.download(), a, copy_tol),
-                                                             cudalabs::check_close(d_b.download(), b, copy_tol));
-                                     },
+                                     [&] { return in.check_uploaded(d_a.download(), d_b.download()); },
                                  .poison = [&](cudaStream_t st) { d_a.poison(st); d_b.poison(st); },
                                  .new_inputs = make_inputs,
                                  .expect = cudalabs::Expect::copies,
@@ -298,7 +304,7 @@ int main(int argc, char** argv) {
                                     .size = point,
                                     .work = {.bytes = round_trip_bytes, .flops = 1.0 * n},
                                     .run = [&](cudaStream_t st) { vector_add(dev().a, dev().b, dev().c, n, st); },
-                                    .check = [&] { return cudalabs::check_close(d_c.download(), expected, add_tol); },
+                                    .check = [&] { return in.check_sum(d_c.download()); },
                                     .poison = [&](cudaStream_t st) { d_c.poison(st); },
                                     .new_inputs = inputs_on_device,
                                     .resources = cudalabs::resources_of(vector_add_kernel, vector_add_block)})
@@ -310,7 +316,7 @@ int main(int argc, char** argv) {
                                  .size = point,
                                  .work = {.bytes = vec_bytes},
                                  .run = [&](cudaStream_t st) { download(pinned, dev(), n, st); },
-                                 .check = check_pinned_c,
+                                 .check = [&] { return in.check_downloaded(pinned_c.span(), d_c); },
                                  .poison = [&](cudaStream_t) { poison_pinned_c(); },
                                  .new_inputs = sums_on_device,
                                  .expect = cudalabs::Expect::copies,
@@ -378,7 +384,7 @@ int main(int argc, char** argv) {
                    vector_add(d_a.data(), d_b.data(), d_c.data(), n, cudaStreamLegacy);
                    CUDALABS_CHECK(cudaMemcpy(pageable_c.data(), d_c.data(), vec_size, cudaMemcpyDeviceToHost));
                  },
-             .check = [&] { return cudalabs::check_close(pageable_c, expected, add_tol); },
+             .check = [&] { return in.check_round_trip(pageable_c, d_a, d_b); },
              .poison =
                  [&](cudaStream_t) {
                    std::fill(pageable_c.begin(), pageable_c.end(), NAN);

@@ -16,7 +16,7 @@
 //   split_rows        for long rows: several blocks per row, (max, sum) pairs
 //                     combined by a second launch
 // --inputs large|masked draws the inputs that expose a softmax's shortcuts
-// (make_inputs below).
+// (softmax_inputs, labs/shared/input_kinds.hpp).
 //
 // Run: make run LAB=12    (defaults: 512×512, 16384×1024, 4096×4096, 128×524288)
 #include <algorithm>
@@ -41,54 +41,6 @@ std::vector<float> row_sums(const std::vector<float>& y, std::int64_t rows, std:
     sums[static_cast<std::size_t>(r)] = static_cast<float>(s);  // 6e-8 rounding, far below the tolerance
   }
   return sums;
-}
-
-// The inputs drawn from `seed` (buffer 1: values, buffer 2: row offsets or mask), by --inputs:
-//   random  U[-10, 10) as the original: exp spans e^-20..1 within a row, so a
-//           missing max subtraction or a wrong max shows.
-//   large   row r is o_r + U[-100, 100), |o_r| in [1e4, 2e4) with a random sign.
-//           Without the max subtraction exp overflows (e^1e4 = inf, inf/inf =
-//           NaN) or, in a negative row, underflows (0/0 = NaN); subtracting some
-//           other element, the row's first say, leaves x - x0 up to 200 > 88.7
-//           in most rows: inf again. Every x - max is exact (Sterbenz: one sign,
-//           within a factor 2), so the random inputs' tolerance holds.
-//   masked  U[-10, 10) with -inf entries (masked positions) in four row patterns,
-//           r % 4: 0 each entry masked with probability 1/2; 1 a prefix of
-//           1 + (7r mod cols) entries kept (a causal mask's rows); 2 only the
-//           last entry kept (every thread but one sees only -inf: a running max
-//           started at -inf meets exp(-inf - -inf) = NaN); 3 one entry kept at a
-//           random column (whole 4096-float chunks of -inf in long rows). Masked
-//           outputs must be 0 and every row still sums to 1. Each row keeps at
-//           least one finite entry: with none, softmax is 0/0, and the reference
-//           (like PyTorch) gives NaN, which the checker never passes.
-std::vector<float> make_inputs(InputKind kind, std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
-  const auto n = static_cast<std::size_t>(rows * cols);
-  std::vector<float> x = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 1), -10.0f, 10.0f);
-  if (kind == InputKind::random) return x;
-  const std::size_t draws = kind == InputKind::large ? static_cast<std::size_t>(rows) : n;
-  const auto u = cudalabs::random_floats(draws, cudalabs::mix_seed(seed, 2), 0.0f, 1.0f);
-  for (std::int64_t r = 0; r < rows; ++r) {
-    float* row = &x[static_cast<std::size_t>(r * cols)];
-    if (kind == InputKind::large) {
-      const float raw = u[static_cast<std::size_t>(r)];  // sign from the first half, magnitude from the whole
-      const float offset = (raw < 0.5f ? -1.0f : 1.0f) * (1e4f + 2e4f * std::fabs(raw - 0.5f));
-      for (std::int64_t c = 0; c < cols; ++c) row[c] = offset + 10.0f * row[c];
-      continue;
-    }
-    const float* mask = &u[static_cast<std::size_t>(r * cols)];
-    std::int64_t keep_only = -1;  // patterns 2 and 3: the one column kept
-    if (r % 4 == 2) keep_only = cols - 1;
-    if (r % 4 == 3)
-      keep_only = std::min<std::int64_t>(cols - 1, static_cast<std::int64_t>(mask[0] * static_cast<float>(cols)));
-    for (std::int64_t c = 0; c < cols; ++c) {
-      bool masked = false;
-      if (r % 4 == 0) masked = mask[c] < 0.5f && c != r % cols;
-      if (r % 4 == 1) masked = c > (7 * r) % cols;
-      if (keep_only >= 0) masked = c != keep_only;
-      if (masked) row[c] = -INFINITY;
-    }
-  }
-  return x;
 }
 
 }  // namespace
@@ -138,7 +90,7 @@ int main(int argc, char** argv) {
       // Inputs from a seed, uploaded, and their reference: once now, and again
       // with a fresh seed before each variant's last check.
       auto new_inputs = [&](std::uint64_t seed) {
-        const auto x = make_inputs(kind, rows, cols, seed);
+        const auto x = softmax_inputs(kind, rows, cols, seed);
         expected = cudalabs::ref::softmax_rows(x, rows, cols);
         d_x.upload(x);
       };

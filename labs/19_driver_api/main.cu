@@ -25,6 +25,13 @@
 //   load_cubin               ... of the cubin for this GPU's architecture
 //   load_fatbin              ... of the fatbin: the driver picks this GPU's SASS
 //
+// Inputs (--inputs) of the vector add, in every row that runs it: uniform
+// values in [-100, 100), or specials: a quarter of them ±Inf, NaNs, ±0,
+// subnormals, ±FLT_MAX (labs/shared/value_kinds.hpp), where c = a + b is still
+// defined by IEEE 754 (NaN in, NaN out; Inf + -Inf = NaN; FLT_MAX + FLT_MAX =
+// +Inf). A kernel that does anything but one float addition per element fails
+// there. The matmul's inputs stay uniform: lab 05 draws its other kinds.
+//
 // Run: make run LAB=19    (or: build/labs/19_driver_api/19_driver_api --quick)
 //
 // main.cu holds no device code and is compiled as plain C++ (meson.build:
@@ -50,6 +57,7 @@
 #include "kernel.hpp"
 #include "lab_kernels.hpp"
 #include "runtime_api.hpp"
+#include "value_kinds.hpp"
 
 namespace {
 
@@ -62,23 +70,33 @@ constexpr int quick_launches = 100;
 
 // ---- CPU reference: inputs and what they should give (common/'s ref::, in double) ----
 
-// Vector add inputs (buffers 1, 2 of the seed), their sum in double, on the device.
+// Vector add inputs (buffers 1, 2 of the seed) of the --inputs kind, their sum
+// in double, on the device. With specials the sum is rounded to float: exactly
+// what one float addition gives, overflow to ±Inf and NaN included.
 struct VectorAddProblem {
   std::int64_t n;
+  bool specials;
   DeviceArray<float> a, b, c;
   std::vector<double> expected;
 
-  explicit VectorAddProblem(std::int64_t n_)
-      : n(n_), a(static_cast<std::size_t>(n), "a"), b(static_cast<std::size_t>(n), "b"), c(static_cast<std::size_t>(n), "c") {}
+  VectorAddProblem(std::int64_t n_, const cudalabs::Options& o)
+      : n(n_), specials(o.text("inputs") == "specials"), a(static_cast<std::size_t>(n), "a"),
+        b(static_cast<std::size_t>(n), "b"), c(static_cast<std::size_t>(n), "c") {}
   void make_inputs(std::uint64_t seed) {
-    const auto ha = cudalabs::random_floats(static_cast<std::size_t>(n), cudalabs::mix_seed(seed, 1), -100.0f, 100.0f);
-    const auto hb = cudalabs::random_floats(static_cast<std::size_t>(n), cudalabs::mix_seed(seed, 2), -100.0f, 100.0f);
+    const auto count = static_cast<std::size_t>(n);
+    const auto ha = value_kinds::uniform_or_specials(specials, count, cudalabs::mix_seed(seed, 1), -100.0f, 100.0f);
+    const auto hb = value_kinds::uniform_or_specials(specials, count, cudalabs::mix_seed(seed, 2), -100.0f, 100.0f);
     expected = cudalabs::ref::vector_add(ha, hb);
+    if (specials)
+      for (double& e : expected) e = static_cast<float>(e);
     a.upload(ha);
     b.upload(hb);
   }
-  // One float addition rounds once: within half an ulp of the exact sum.
-  cudalabs::CheckResult check() const { return cudalabs::check_close(c.download(), expected, {.abs = 0, .rel = 6e-8}); }
+  // One float addition rounds once: within half an ulp of the exact sum; where
+  // the sum is ±Inf or NaN (specials), the same.
+  cudalabs::CheckResult check() const {
+    return cudalabs::check_close_ieee(c.download(), expected, {.abs = 0, .rel = 6e-8});
+  }
 };
 
 struct MatmulProblem {
@@ -199,7 +217,7 @@ RuntimeSide load_runtime_side(DriverSession& s, const embedded::File& fatbin) {
 }
 
 void vector_add_rows(DriverSession& s, const LabKernels& k, const RuntimeSide& rt, std::int64_t n) {
-  VectorAddProblem p(n);
+  VectorAddProblem p(n, s.options());
   p.make_inputs(s.seed());
   auto row = [&](const std::string& variant, std::function<void(CUstream)> run) {
     if (!s.selected(variant)) return;
@@ -263,7 +281,7 @@ double enqueue_ms(DriverSession& s, const std::function<void(CUstream)>& run) {
 // extra.enqueue_us_per_launch is the CPU side alone: the time the launch calls
 // themselves take, the stream drained outside the clock.
 void launch_overhead_rows(DriverSession& s, const LabKernels& k, const RuntimeSide& rt, int launches) {
-  VectorAddProblem p(1);
+  VectorAddProblem p(1, s.options());
   p.make_inputs(s.seed());
   auto row = [&](const std::string& variant, std::function<void(CUstream)> launch_one) {
     if (!s.selected(variant)) return;
@@ -300,7 +318,7 @@ void launch_overhead_rows(DriverSession& s, const LabKernels& k, const RuntimeSi
 void load_row(DriverSession& s, const std::string& variant, const embedded::File& f, bool jit_cache,
               double first_ms = 0) {
   if (!s.selected(variant)) return;
-  VectorAddProblem p(4097);
+  VectorAddProblem p(4097, s.options());
   p.make_inputs(s.seed());
   LoadedModule loaded;
   loaded.load(f, variant);
@@ -379,7 +397,8 @@ int main(int argc, char** argv) {
                  .default_value = std::to_string(default_launches), .min = 1, .max = 1000000},
                 {.name = "jit-cache", .help = "let the driver cache JIT-compiled PTX on disk (~/.nv/ComputeCache): "
                                               "load_ptx then measures cache hits, not compiles",
-                 .kind = cudalabs::ExtraFlag::Kind::toggle}},
+                 .kind = cudalabs::ExtraFlag::Kind::toggle},
+                value_kinds::vector_add_inputs_flag()},
   };
   bool jit_cache = false;
   return run_driver_lab(

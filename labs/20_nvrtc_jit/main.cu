@@ -26,6 +26,14 @@
 //   jit_cached_start     the same kernels read from the disk cache and loaded
 //                        (host clock): a warm start
 //
+// Inputs (--inputs), lab 12's (softmax_inputs, labs/shared/input_kinds.hpp):
+// random U[-10, 10); large, rows offset by ±1e4..2e4, where exp overflows or
+// underflows unless the row max is subtracted first; masked, -inf entries with
+// at least one finite entry per row, where a running max started at -inf meets
+// exp(-inf - -inf) = NaN. Softmax is defined for both, and the same tolerance
+// holds (softmax_check.hpp): a kernel specialised for one row length must
+// still be a stable softmax.
+//
 // Run: make run LAB=20    (or: build/labs/20_nvrtc_jit/20_nvrtc_jit --quick)
 //      20_nvrtc_jit --compile-only --arch sm_90 [--kernel-source FILE]   (no GPU needed)
 #include <algorithm>
@@ -43,7 +51,9 @@
 #include <cudalabs/random.hpp>
 #include <cudalabs/reference.hpp>
 
+#include "input_kinds.hpp"
 #include "softmax_check.hpp"
+#include "value_kinds.hpp"
 #include "embedded.hpp"
 #include "jit.hpp"
 #include "jit_cache.hpp"
@@ -55,19 +65,21 @@ using namespace lab20;
 
 // ---- CPU reference ----------------------------------------------------------------
 
-// x[rows × cols] in [-10, 10) (buffer 1 of the seed), its softmax in double,
-// checked like lab 12 (softmax_check.hpp): each output within a relative
-// tolerance that grows with sqrt(cols) past 16384.
+// x[rows × cols] of the --inputs kind (lab 12's softmax_inputs: random is
+// U[-10, 10) from buffer 1 of the seed), its softmax in double, checked like
+// lab 12 (softmax_check.hpp): each output within a relative tolerance that
+// grows with sqrt(cols) past 16384.
 struct SoftmaxProblem {
   std::int64_t rows;
   int cols;
+  InputKind kind;
   cudalabs::DeviceBuffer<float> x, y;
   std::vector<double> expected;
 
-  SoftmaxProblem(std::int64_t r, int c)
-      : rows(r), cols(c), x(static_cast<std::size_t>(r * c), "x"), y(static_cast<std::size_t>(r * c), "y") {}
+  SoftmaxProblem(std::int64_t r, int c, InputKind k)
+      : rows(r), cols(c), kind(k), x(static_cast<std::size_t>(r * c), "x"), y(static_cast<std::size_t>(r * c), "y") {}
   void make_inputs(std::uint64_t seed) {
-    const auto host = cudalabs::random_floats(static_cast<std::size_t>(rows * cols), cudalabs::mix_seed(seed, 1), -10.0f, 10.0f);
+    const auto host = softmax_inputs(kind, rows, cols, seed);
     expected = cudalabs::ref::softmax_rows(host, rows, cols);
     x.upload(host);
   }
@@ -235,13 +247,15 @@ cudalabs::CheckResult same_kernels(const Jit& jit, const std::vector<CompiledCod
   return r;
 }
 
+const std::vector<std::string> softmax_kinds = {"random", "large", "masked"};
+
 void kernel_rows(cudalabs::Session& s, const Jit& jit, const cudalabs::Point& point) {
   const std::int64_t rows = point.at("rows");
   const int cols = static_cast<int>(point.at("cols"));
   if (rows * cols > (std::int64_t{1} << 30))
     throw cudalabs::UsageError("rows × cols = " + std::to_string(rows * cols) +
                                " elements; at most 2^30 (4 GiB per matrix). Use fewer --rows or --cols.");
-  SoftmaxProblem p(rows, cols);
+  SoftmaxProblem p(rows, cols, input_kind(s.options(), softmax_kinds));
   p.make_inputs(s.seed());
   auto row = [&](const std::string& variant, std::function<void(cudaStream_t)> run, cudalabs::KernelResources res,
                  std::map<std::string, double> extra) {
@@ -393,7 +407,11 @@ int main(int argc, char** argv) {
                 {.name = "arch", .help = "compile for this architecture (sm_90, compute_90, 9.0) instead of the GPU's",
                  .kind = Flag::Kind::text},
                 {.name = "compile-only", .help = "compile the run's kernels for --arch, print them, exit: no GPU needed",
-                 .kind = Flag::Kind::toggle}},
+                 .kind = Flag::Kind::toggle},
+                value_kinds::inputs_flag_of("random U[-10, 10); large: rows offset by ±1e4..2e4 (exp overflows unless "
+                                            "the row max is subtracted); masked: -inf entries, one finite entry at "
+                                            "least per row",
+                                            softmax_kinds)},
   };
   if (const int code = compile_only(spec, argc, argv); code >= 0) return code;
   return cudalabs::run_lab(argc, argv, spec, [&](cudalabs::Session& s) {

@@ -23,6 +23,15 @@
 //                       for the GPU (its way home costs nothing); inputs prefetched
 //   zero_copy_*         mapped pinned host memory, read and written in place over PCIe
 //
+// Inputs (--inputs) of the vector add: uniform values in [-100, 100), or
+// specials: a quarter of them ±Inf, NaNs, ±0, subnormals, ±FLT_MAX, every one
+// of them at the tail (labs/shared/value_kinds.hpp), where c = a + b is still
+// one IEEE float addition (NaN in, NaN out; FLT_MAX + FLT_MAX = +Inf). Moved
+// by copies, migration or in place, every value must reach the kernel as it
+// was: a strategy that stages the data through arithmetic, or leaves the last
+// page behind, fails there. The stencil's grid stays uniform (lab 22 draws its
+// other kinds).
+//
 // Run: make run LAB=23     (n = 2^26: three 256 MB vectors; an 8192² grid, 10 steps)
 //      build/labs/23_unified_memory/23_unified_memory --n 1M --nx 1000 --ny 1000 --variant zero_copy_add
 #include <unistd.h>  // sysconf: the host's physical memory
@@ -45,6 +54,7 @@
 #include "jacobi_reference.hpp"
 #include "kernels.hpp"
 #include "managed_memory.hpp"
+#include "value_kinds.hpp"
 
 namespace {
 
@@ -353,15 +363,22 @@ void note_row_time(cudalabs::Session& s, const cudalabs::Record& r, const RowClo
 void measure_add(cudalabs::Session& s, const cudalabs::Point& point, std::int64_t n, const UnifiedSupport& support) {
   const int device = s.device().id;
   const auto count = static_cast<std::size_t>(n);
+  const bool specials = s.options().text("inputs") == "specials";
   std::vector<float> a, b;
   std::vector<double> expected;
+  // With specials the reference is the double sum rounded to float: exactly
+  // what one float addition gives, overflow to ±Inf and NaN included.
   auto make_inputs = [&](std::uint64_t seed) {
-    a = cudalabs::random_floats(count, cudalabs::mix_seed(seed, 1), -100.0f, 100.0f);
-    b = cudalabs::random_floats(count, cudalabs::mix_seed(seed, 2), -100.0f, 100.0f);
+    a = value_kinds::uniform_or_specials(specials, count, cudalabs::mix_seed(seed, 1), -100.0f, 100.0f);
+    b = value_kinds::uniform_or_specials(specials, count, cudalabs::mix_seed(seed, 2), -100.0f, 100.0f);
     expected = cudalabs::ref::vector_add(a, b);
+    if (specials)
+      for (double& e : expected) e = static_cast<float>(e);
   };
   make_inputs(s.seed());
-  const cudalabs::Tolerance tol{.abs = 0, .rel = 6e-8};  // one float addition rounds once: ≤ 2^-24 relative
+  // One float addition rounds once: ≤ 2^-24 relative; where the sum is ±Inf or NaN, the same.
+  const cudalabs::Tolerance tol{.abs = 0, .rel = 6e-8};
+  auto check_sum = [&](std::span<const float> c) { return cudalabs::check_close_ieee(c, expected, tol); };
   const double pcie_bytes = 12.0 * static_cast<double>(n);  // a and b in, c out
   auto base = [&](const std::string& variant) {
     return end_to_end(variant, point, pcie_bytes, static_cast<double>(n), lab23::add_resources(), support);
@@ -379,7 +396,7 @@ void measure_add(cudalabs::Session& s, const cudalabs::Point& point, std::int64_
     m.run = [&](cudaStream_t st) {
       lab23::add_explicit(host_a.data(), host_b.data(), host_c.data(), dev_a.data(), dev_b.data(), dev_c.data(), n, st);
     };
-    m.check = [&] { return cudalabs::check_close(host_c.span(), expected, tol); };
+    m.check = [&] { return check_sum(host_c.span()); };
     m.poison = [&](cudaStream_t st) {
       fill_nan(host_c.span());
       dev_a.poison(st);
@@ -407,7 +424,7 @@ void measure_add(cudalabs::Session& s, const cudalabs::Point& point, std::int64_
     };
     auto m = base(variant);
     m.run = [&](cudaStream_t st) { run(ma.data(), mb.data(), mc.data(), st); };
-    m.check = [&] { return cudalabs::check_close(mc.span(), expected, tol); };
+    m.check = [&] { return check_sum(mc.span()); };
     m.poison = [&](cudaStream_t) { fill_nan(mc.span()); };
     m.reset = inputs_on_host;
     m.new_inputs = [&](std::uint64_t seed) {
@@ -437,7 +454,7 @@ void measure_add(cudalabs::Session& s, const cudalabs::Point& point, std::int64_
     write_inputs();
     auto m = base("zero_copy_add");
     m.run = [&](cudaStream_t st) { lab23::add_zero_copy(za.device(), zb.device(), zc.device(), n, st); };
-    m.check = [&] { return cudalabs::check_close(zc.span(), expected, tol); };
+    m.check = [&] { return check_sum(zc.span()); };
     m.poison = [&](cudaStream_t) { fill_nan(zc.span()); };
     m.new_inputs = [&](std::uint64_t seed) {
       make_inputs(seed);
@@ -601,7 +618,8 @@ int main(int argc, char** argv) {
                  .max = 65535}},  // lab 22's naive kernel: ceil(ny / 8) blocks along the grid's y (at most 65535)
       .size_alias = {"n"},
       .variants = variants,
-      .flags = {{.name = "steps", .help = "Jacobi steps of the stencil", .default_value = "10", .min = 1, .max = 100000}},
+      .flags = {{.name = "steps", .help = "Jacobi steps of the stencil", .default_value = "10", .min = 1, .max = 100000},
+                value_kinds::vector_add_inputs_flag()},
   };
   return cudalabs::run_lab(argc, argv, spec, [](cudalabs::Session& s) {
     const UnifiedSupport support = query_support(s.device().id);
