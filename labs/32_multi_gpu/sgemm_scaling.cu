@@ -128,6 +128,10 @@ void gemm_rows(cudalabs::Session& s, Team& team, GemmShape shape, lab32::SplitSg
   for (int i = 0; i < g; ++i) {
     Gpu& gpu = team[i];
     const int r = rows[static_cast<std::size_t>(i)];
+    // Every GPU's cuBLAS handle exists before the first traced run, even one
+    // with no rows (m < GPUs): the shards name it, and making a handle waits
+    // for the GPU, which the trace would count against the launcher.
+    gpu.blas();
     if (r > 0) {  // each GPU's handle chooses its algorithm for its shape now, not in a traced or timed run
       DeviceGuard on(gpu.id);
       gpu.blas().prepare_sgemm(gpu.a.data(), gpu.b.data(), gpu.c.data(), r, n, k, gpu.stream);
