@@ -509,6 +509,41 @@ class Comparison(unittest.TestCase):
         finally:
             shutil.rmtree(src)
 
+    def test_tables_keep_the_metrics_the_diagnosis_reads(self):
+        # Of Nsight Compute's 1100+ metrics a table keeps what rebuilds the diagnosis and explains it: every name
+        # diagnose() reads, the stall reasons, the issue and pipe shares; not the L2 slices, launch details, device
+        # attributes. The recorded H200 tables hold exactly what kept_metrics keeps (trimming them changes nothing).
+        recorded = recorded_ncu("18-warp_tiling")
+        self.assertEqual(compare.kept_metrics(recorded, prof.READS), recorded)
+        dropped = {"lts__d_sectors.avg.pct_of_peak_sustained_elapsed": 3.0, "launch__grid_dim_x": 64.0,
+                   "device__attribute_max_shared_memory_per_block": 49152.0, "smsp__pcsamp_sample_count": 9.0,
+                   "sm__sass_inst_executed_op_ldgsts_cache_access.sum": 0.0}
+        kept = {"smsp__pcsamp_warps_issue_stalled_wait": 12.0, "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_"
+                "elapsed": 40.0, "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed": 55.0,
+                "sm__issue_active.avg.pct_of_peak_sustained_elapsed": 70.0, "ID": 0.0, "CC": 9.0,
+                "memory_l2_theoretical_sectors_global_ideal": 4096.0}
+        full = {**{k: 1.0 for k in prof.READS}, **dropped, **kept}
+        self.assertEqual(set(compare.kept_metrics(full, prof.READS)), set(prof.READS) | set(kept))
+        out = Path(tempfile.mkdtemp(prefix="cudalabs-compare-test-"))
+        try:
+            row = {"key": "k", "lab": "02", "variant": "v", "args": "--size 1", "seconds": 1,
+                   "counter_free": {"limiter": "compute-bound", "confidence": "likely", "findings": []},
+                   "ncu": {"status": "ok", "limiter": nc.main_limiter_of_ncu(prof.kinds(prof.diagnose(full))),
+                           "metrics": dict(full)}}
+            compare.write([row], out, prof.READS)   # as --compare-table writes
+            written = json.loads((out / "comparison.json").read_text())["kernels"][0]["ncu"]["metrics"]
+            self.assertEqual(set(written), set(prof.READS) | set(kept))
+            # an untrimmed table from before: --recompare trims it and gives the same table
+            (out / "comparison.json").write_text(json.dumps({"kernels": [{**row, "ncu": {**row["ncu"],
+                                                                                           "metrics": full}}]}))
+            before = (out / "comparison.md").read_text()
+            compare.recompare(out, (), None, lambda m: prof.kinds(prof.diagnose(m)), prof.READS)
+            self.assertEqual(set(json.loads((out / "comparison.json").read_text())["kernels"][0]["ncu"]["metrics"]),
+                             set(prof.READS) | set(kept))
+            self.assertEqual((out / "comparison.md").read_text(), before)
+        finally:
+            shutil.rmtree(out)
+
     def test_table_reader(self):
         entries = compare.load_table(ROOT / "tools" / "profiling" / "kernels.toml")
         self.assertGreaterEqual(len(entries), 16)

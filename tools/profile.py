@@ -109,6 +109,8 @@ METRICS = [
     "smsp__sass_inst_executed_op_local_ld.sum",
     "smsp__sass_inst_executed_op_local_st.sum",
 ] + [STALL_METRIC.format(r) for r in STALLS]
+# Every metric diagnose() reads: a comparison keeps these of a report (compare.kept_metrics).
+READS = METRICS + ["memory_l2_theoretical_sectors_global", "memory_l2_theoretical_sectors_global_ideal"]
 
 # The kernel of a variant, where its name does not contain the variant's name.
 KERNELS = {
@@ -521,8 +523,8 @@ def compare_table(args, ncu):
                           "limiter": nocounters.main_limiter_of_ncu(kinds(r["findings"])) if r["findings"] else None,
                           "metrics": {k: v for k, v in r["metrics"].items() if isinstance(v, (int, float))}}
         rows.append(row)
-        compare.write(rows, out)  # after every kernel: a cut-short run keeps what it measured
-    summary = compare.write(rows, out)
+        compare.write(rows, out, READS)  # after every kernel: a cut-short run keeps what it measured
+    summary = compare.write(rows, out, READS)
     print("\n" + summary)
     return 0
 
@@ -561,7 +563,7 @@ def main():
 
     if args.recompare:
         try:
-            print(compare.recompare(args.recompare, REFERENCES, args.out, lambda m: kinds(diagnose(m))))
+            print(compare.recompare(args.recompare, REFERENCES, args.out, lambda m: kinds(diagnose(m)), READS))
         except (OSError, ValueError) as e:
             print(f"profile: {e}")
             return 2

@@ -20,6 +20,9 @@ VERDICTS = {
 }
 TARGET_AGREEMENT = 0.8
 TARGET_SECONDS = 60
+# Kept from Nsight Compute's metrics besides the ones the diagnosis reads: the
+# kernel's ID and compute capability and its instruction count.
+KEPT_ALWAYS = ("ID", "CC", "inst_executed")
 
 
 def load_table(path):
@@ -100,7 +103,28 @@ def markdown(rows):
     return "\n".join(head + body)
 
 
-def write(rows, out):
+def kept_metrics(metrics, reads):
+    """Of one kernel's Nsight Compute metrics (1100+ with the sections
+    profile.py asks for: 1.9 MB a table of 21) those a comparison keeps: the
+    ones the diagnosis reads (READS), KEPT_ALWAYS, every stall reason and
+    issue share (a name with 'issue'), and the pipe shares and the L1 pipe
+    breakdown (a name with 'pipe' and a percentage). Enough to rebuild the
+    table (--recompare) after a rule changes and to see why a kernel is bound;
+    the full report stays in the .ncu-rep."""
+    reads = set(reads)
+    return {k: v for k, v in metrics.items()
+            if k in reads or k in KEPT_ALWAYS or "issue" in k or ("pipe" in k and "pct" in k)}
+
+
+def write(rows, out, reads=None):
+    """comparison.json and comparison.md in OUT; given READS (the metric names
+    the diagnosis reads), each row's Nsight Compute metrics are trimmed to
+    kept_metrics first."""
+    if reads is not None:
+        for r in rows:
+            ncu = r.get("ncu") or {}
+            if ncu.get("metrics"):
+                ncu["metrics"] = kept_metrics(ncu["metrics"], reads)
     text = summary(rows)
     Path(out, "comparison.json").write_text(json.dumps({"summary": text, "kernels": rows}, indent=1) + "\n")
     Path(out, "comparison.md").write_text("# Counter-free diagnosis against Nsight Compute\n\n" + markdown(rows) +
@@ -128,14 +152,14 @@ def comparison_rows(folder):
     return list(rows.values())
 
 
-def recompare(folder, references=(), out=None, ncu_diagnose=None):
+def recompare(folder, references=(), out=None, ncu_diagnose=None, reads=None):
     """The comparison rebuilt from FOLDER's comparison*.json and
     *.evidence.json with the current rules: the counter-free diagnosis from
     each kernel's evidence, and, given ncu_diagnose (Nsight Compute's metrics
     -> the kinds of its findings), Nsight Compute's main limiter from the
     metrics its row kept. Writes comparison.json and comparison.md to OUT
-    (default FOLDER, where the merged table replaces comparison.json) and
-    returns the summary."""
+    (default FOLDER, where the merged table replaces comparison.json; given
+    READS, with the metrics trimmed as write does) and returns the summary."""
     folder = Path(folder)
     rows = comparison_rows(folder)
     for r in rows:
@@ -148,4 +172,4 @@ def recompare(folder, references=(), out=None, ncu_diagnose=None):
             ncu["limiter"] = nocounters.main_limiter_of_ncu(set(ncu["kinds"]))
     out = Path(out) if out else folder
     out.mkdir(parents=True, exist_ok=True)
-    return write(rows, out)
+    return write(rows, out, reads)
