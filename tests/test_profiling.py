@@ -300,6 +300,39 @@ class Diagnosis(unittest.TestCase):
         self.assertIn("issue", tiled.kinds())
         self.assertEqual(again("24-global_atomics").limiter, "latency-bound")
         self.assertEqual(again("02-float4").limiter, "memory-bound")
+        for key in ("27-pi_fused", "27-option_fused"):   # held out: Nsight Compute says compute-bound
+            d = run.diagnose_evidence(json.loads((H200_PROFILING / "held-out" / f"{key}.evidence.json").read_text()),
+                                      [RECORDS])
+            self.assertEqual((d.limiter, d.confidence), ("compute-bound", "likely"))
+            self.assertIn("arithmetic", d.kinds())
+
+    def test_a_loop_of_arithmetic_only_is_compute_bound(self):
+        # A hot loop without memory access, barrier or shuffle (a random-number generator, math-library code)
+        # waits only on the arithmetic pipes' few cycles, which 4 or more warps per scheduler cover; where the
+        # time grows with the work the GPU is full: the issue or a pipe sets the pace, however few of its
+        # instructions are the FLOPs the lab counts (here 2.5% of the FP32 peak).
+        r = {"median_ms": 0.483, "bytes": 0, "flops": 8.05e8, "gbps": 0, "gflops": 1668.0, "peak": "fp32",
+             "peak_gflops": 66908.2, "cc": "9.0", "clocks": {"before": {"sm_mhz": 1980}},
+             "resources": {"block_threads": 256, "blocks_per_sm": 8, "occupancy": 1.0}}
+        small = dict(r, median_ms=0.1285, flops=r["flops"] / 4, size={"n": 1})
+        scaling = ex.scaling(ex.points([dict(r, size={"n": 4}), small]))
+        self.assertGreater(scaling.flops_exponent, nc.PROPORTIONAL)
+        rng = {"IMAD": 28, "LOP3": 21, "VIADD": 7, "FFMA": 6, "FMUL": 2, "I2FP": 4, "ISETP": 5, "BRA": 2}
+        d = nc.diagnose(r, (4100.0, "measured"), scaling, kernel=hot_kernel(rng))
+        self.assertEqual((d.limiter, d.confidence), ("compute-bound", "likely"))
+        self.assertIn("arithmetic", d.kinds())
+        self.assertIn("16 warps per scheduler", d.findings[0].text)
+        # What keeps it from the rule: a load in the loop (the warps may wait on memory), too few warps to hide
+        # the pipes' latency (2 per scheduler), a time that does not grow with the work (the GPU is not full),
+        # no size ladder at all.
+        def limiter(rec=r, counts=rng, s=scaling):
+            return nc.diagnose(rec, (4100.0, "measured"), s, kernel=hot_kernel(counts)).limiter
+        self.assertEqual(limiter(counts={**rng, "LDG": 1}), "latency-bound")
+        self.assertEqual(limiter(counts={**rng, "SHFL": 1}), "latency-bound")
+        self.assertEqual(limiter(rec=dict(r, resources={**r["resources"], "occupancy": 0.125})), "latency-bound")
+        flat = ex.scaling(ex.points([dict(r, size={"n": 4}), dict(small, median_ms=0.4)]))
+        self.assertEqual(limiter(s=flat), "latency-bound")
+        self.assertEqual(limiter(s=None), "latency-bound")
 
     def test_no_bandwidth_no_memory_side(self):
         # A tensor-core GEMM whose lab measures no copy bandwidth: the roofline side is unknown, so a small
@@ -503,6 +536,21 @@ class Comparison(unittest.TestCase):
             self.assertEqual(rows[1]["ncu"]["limiter"], "compute-bound")   # the later file's row
             self.assertIn("3 of 3", text)
             self.assertEqual(len(json.loads((src / "comparison.json").read_text())["kernels"]), 2)  # untouched
+            # a second folder (a held-out batch kept apart): merged after the first, its rows' evidence from it
+            held = src / "held-out"
+            held.mkdir()
+            (held / "comparison.json").write_text(json.dumps({"kernels": [
+                {**row, "key": "d", "ncu": {"status": "ok", "limiter": "memory-bound"}}]}))
+            (held / "d.evidence.json").write_text(json.dumps({"records": [largest("02_timed_vector_add", "float4")]}))
+            text = compare.recompare([src, held], [RECORDS], out, lambda m: prof.kinds(prof.diagnose(m)))
+            rows = json.loads((out / "comparison.json").read_text())["kernels"]
+            self.assertEqual([r["key"] for r in rows], ["a", "b", "c", "d"])
+            self.assertEqual(rows[3]["counter_free"]["limiter"], "memory-bound")   # from held-out/d.evidence.json
+            self.assertNotIn("_folder", rows[3])
+            self.assertIn("4 of 4", text)
+            with self.assertRaises(ValueError) as e:
+                compare.recompare([src, held])
+            self.assertIn("--out", str(e.exception))
             with self.assertRaises(ValueError) as e:
                 compare.recompare(out / "nothing")
             self.assertIn("--compare-table", str(e.exception))

@@ -555,10 +555,10 @@ def main():
     parser.add_argument("--diagnose", type=Path, metavar="REPORT", help="diagnose a kept .ncu-rep again, run nothing")
     parser.add_argument("--compare-table", type=Path, metavar="TOML",
                         help="both paths on every kernel of the table; comparison.json and comparison.md in --out")
-    parser.add_argument("--recompare", type=Path, metavar="DIR",
+    parser.add_argument("--recompare", type=Path, metavar="DIR", action="append",
                         help="rebuild DIR's comparison from its kept evidence and Nsight Compute's kept metrics, "
                              "without a GPU (after a rule changed): every comparison*.json in DIR, merged, into "
-                             "--out (default DIR)")
+                             "--out (default DIR); repeat it to merge several folders into one --out")
     args = parser.parse_args()
 
     if args.recompare:
