@@ -300,6 +300,39 @@ class Diagnosis(unittest.TestCase):
         self.assertIn("issue", tiled.kinds())
         self.assertEqual(again("24-global_atomics").limiter, "latency-bound")
         self.assertEqual(again("02-float4").limiter, "memory-bound")
+        for key in ("27-pi_fused", "27-option_fused"):   # held out: Nsight Compute says compute-bound
+            d = run.diagnose_evidence(json.loads((H200_PROFILING / "held-out" / f"{key}.evidence.json").read_text()),
+                                      [RECORDS])
+            self.assertEqual((d.limiter, d.confidence), ("compute-bound", "likely"))
+            self.assertIn("arithmetic", d.kinds())
+
+    def test_a_loop_of_arithmetic_only_is_compute_bound(self):
+        # A hot loop without memory access, barrier or shuffle (a random-number generator, math-library code)
+        # waits only on the arithmetic pipes' few cycles, which 4 or more warps per scheduler cover; where the
+        # time grows with the work the GPU is full: the issue or a pipe sets the pace, however few of its
+        # instructions are the FLOPs the lab counts (here 2.5% of the FP32 peak).
+        r = {"median_ms": 0.483, "bytes": 0, "flops": 8.05e8, "gbps": 0, "gflops": 1668.0, "peak": "fp32",
+             "peak_gflops": 66908.2, "cc": "9.0", "clocks": {"before": {"sm_mhz": 1980}},
+             "resources": {"block_threads": 256, "blocks_per_sm": 8, "occupancy": 1.0}}
+        small = dict(r, median_ms=0.1285, flops=r["flops"] / 4, size={"n": 1})
+        scaling = ex.scaling(ex.points([dict(r, size={"n": 4}), small]))
+        self.assertGreater(scaling.flops_exponent, nc.PROPORTIONAL)
+        rng = {"IMAD": 28, "LOP3": 21, "VIADD": 7, "FFMA": 6, "FMUL": 2, "I2FP": 4, "ISETP": 5, "BRA": 2}
+        d = nc.diagnose(r, (4100.0, "measured"), scaling, kernel=hot_kernel(rng))
+        self.assertEqual((d.limiter, d.confidence), ("compute-bound", "likely"))
+        self.assertIn("arithmetic", d.kinds())
+        self.assertIn("16 warps per scheduler", d.findings[0].text)
+        # What keeps it from the rule: a load in the loop (the warps may wait on memory), too few warps to hide
+        # the pipes' latency (2 per scheduler), a time that does not grow with the work (the GPU is not full),
+        # no size ladder at all.
+        def limiter(rec=r, counts=rng, s=scaling):
+            return nc.diagnose(rec, (4100.0, "measured"), s, kernel=hot_kernel(counts)).limiter
+        self.assertEqual(limiter(counts={**rng, "LDG": 1}), "latency-bound")
+        self.assertEqual(limiter(counts={**rng, "SHFL": 1}), "latency-bound")
+        self.assertEqual(limiter(rec=dict(r, resources={**r["resources"], "occupancy": 0.125})), "latency-bound")
+        flat = ex.scaling(ex.points([dict(r, size={"n": 4}), dict(small, median_ms=0.4)]))
+        self.assertEqual(limiter(s=flat), "latency-bound")
+        self.assertEqual(limiter(s=None), "latency-bound")
 
     def test_no_bandwidth_no_memory_side(self):
         # A tensor-core GEMM whose lab measures no copy bandwidth: the roofline side is unknown, so a small
@@ -503,11 +536,61 @@ class Comparison(unittest.TestCase):
             self.assertEqual(rows[1]["ncu"]["limiter"], "compute-bound")   # the later file's row
             self.assertIn("3 of 3", text)
             self.assertEqual(len(json.loads((src / "comparison.json").read_text())["kernels"]), 2)  # untouched
+            # a second folder (a held-out batch kept apart): merged after the first, its rows' evidence from it
+            held = src / "held-out"
+            held.mkdir()
+            (held / "comparison.json").write_text(json.dumps({"kernels": [
+                {**row, "key": "d", "ncu": {"status": "ok", "limiter": "memory-bound"}}]}))
+            (held / "d.evidence.json").write_text(json.dumps({"records": [largest("02_timed_vector_add", "float4")]}))
+            text = compare.recompare([src, held], [RECORDS], out, lambda m: prof.kinds(prof.diagnose(m)))
+            rows = json.loads((out / "comparison.json").read_text())["kernels"]
+            self.assertEqual([r["key"] for r in rows], ["a", "b", "c", "d"])
+            self.assertEqual(rows[3]["counter_free"]["limiter"], "memory-bound")   # from held-out/d.evidence.json
+            self.assertNotIn("_folder", rows[3])
+            self.assertIn("4 of 4", text)
+            with self.assertRaises(ValueError) as e:
+                compare.recompare([src, held])
+            self.assertIn("--out", str(e.exception))
             with self.assertRaises(ValueError) as e:
                 compare.recompare(out / "nothing")
             self.assertIn("--compare-table", str(e.exception))
         finally:
             shutil.rmtree(src)
+
+    def test_tables_keep_the_metrics_the_diagnosis_reads(self):
+        # Of Nsight Compute's 1100+ metrics a table keeps what rebuilds the diagnosis and explains it: every name
+        # diagnose() reads, the stall reasons, the issue and pipe shares; not the L2 slices, launch details, device
+        # attributes. The recorded H200 tables hold exactly what kept_metrics keeps (trimming them changes nothing).
+        recorded = recorded_ncu("18-warp_tiling")
+        self.assertEqual(compare.kept_metrics(recorded, prof.READS), recorded)
+        dropped = {"lts__d_sectors.avg.pct_of_peak_sustained_elapsed": 3.0, "launch__grid_dim_x": 64.0,
+                   "device__attribute_max_shared_memory_per_block": 49152.0, "smsp__pcsamp_sample_count": 9.0,
+                   "sm__sass_inst_executed_op_ldgsts_cache_access.sum": 0.0}
+        kept = {"smsp__pcsamp_warps_issue_stalled_wait": 12.0, "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_"
+                "elapsed": 40.0, "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed": 55.0,
+                "sm__issue_active.avg.pct_of_peak_sustained_elapsed": 70.0, "ID": 0.0, "CC": 9.0,
+                "memory_l2_theoretical_sectors_global_ideal": 4096.0}
+        full = {**{k: 1.0 for k in prof.READS}, **dropped, **kept}
+        self.assertEqual(set(compare.kept_metrics(full, prof.READS)), set(prof.READS) | set(kept))
+        out = Path(tempfile.mkdtemp(prefix="cudalabs-compare-test-"))
+        try:
+            row = {"key": "k", "lab": "02", "variant": "v", "args": "--size 1", "seconds": 1,
+                   "counter_free": {"limiter": "compute-bound", "confidence": "likely", "findings": []},
+                   "ncu": {"status": "ok", "limiter": nc.main_limiter_of_ncu(prof.kinds(prof.diagnose(full))),
+                           "metrics": dict(full)}}
+            compare.write([row], out, prof.READS)   # as --compare-table writes
+            written = json.loads((out / "comparison.json").read_text())["kernels"][0]["ncu"]["metrics"]
+            self.assertEqual(set(written), set(prof.READS) | set(kept))
+            # an untrimmed table from before: --recompare trims it and gives the same table
+            (out / "comparison.json").write_text(json.dumps({"kernels": [{**row, "ncu": {**row["ncu"],
+                                                                                           "metrics": full}}]}))
+            before = (out / "comparison.md").read_text()
+            compare.recompare(out, (), None, lambda m: prof.kinds(prof.diagnose(m)), prof.READS)
+            self.assertEqual(set(json.loads((out / "comparison.json").read_text())["kernels"][0]["ncu"]["metrics"]),
+                             set(prof.READS) | set(kept))
+            self.assertEqual((out / "comparison.md").read_text(), before)
+        finally:
+            shutil.rmtree(out)
 
     def test_table_reader(self):
         entries = compare.load_table(ROOT / "tools" / "profiling" / "kernels.toml")

@@ -109,6 +109,8 @@ METRICS = [
     "smsp__sass_inst_executed_op_local_ld.sum",
     "smsp__sass_inst_executed_op_local_st.sum",
 ] + [STALL_METRIC.format(r) for r in STALLS]
+# Every metric diagnose() reads: a comparison keeps these of a report (compare.kept_metrics).
+READS = METRICS + ["memory_l2_theoretical_sectors_global", "memory_l2_theoretical_sectors_global_ideal"]
 
 # The kernel of a variant, where its name does not contain the variant's name.
 KERNELS = {
@@ -521,8 +523,8 @@ def compare_table(args, ncu):
                           "limiter": nocounters.main_limiter_of_ncu(kinds(r["findings"])) if r["findings"] else None,
                           "metrics": {k: v for k, v in r["metrics"].items() if isinstance(v, (int, float))}}
         rows.append(row)
-        compare.write(rows, out)  # after every kernel: a cut-short run keeps what it measured
-    summary = compare.write(rows, out)
+        compare.write(rows, out, READS)  # after every kernel: a cut-short run keeps what it measured
+    summary = compare.write(rows, out, READS)
     print("\n" + summary)
     return 0
 
@@ -553,15 +555,15 @@ def main():
     parser.add_argument("--diagnose", type=Path, metavar="REPORT", help="diagnose a kept .ncu-rep again, run nothing")
     parser.add_argument("--compare-table", type=Path, metavar="TOML",
                         help="both paths on every kernel of the table; comparison.json and comparison.md in --out")
-    parser.add_argument("--recompare", type=Path, metavar="DIR",
+    parser.add_argument("--recompare", type=Path, metavar="DIR", action="append",
                         help="rebuild DIR's comparison from its kept evidence and Nsight Compute's kept metrics, "
                              "without a GPU (after a rule changed): every comparison*.json in DIR, merged, into "
-                             "--out (default DIR)")
+                             "--out (default DIR); repeat it to merge several folders into one --out")
     args = parser.parse_args()
 
     if args.recompare:
         try:
-            print(compare.recompare(args.recompare, REFERENCES, args.out, lambda m: kinds(diagnose(m))))
+            print(compare.recompare(args.recompare, REFERENCES, args.out, lambda m: kinds(diagnose(m)), READS))
         except (OSError, ValueError) as e:
             print(f"profile: {e}")
             return 2

@@ -173,6 +173,10 @@ FP32 = {"FFMA": 2, "FADD": 1, "FMUL": 1, "FMNMX": 1}
 TENSOR = ("HMMA", "HGMMA", "IMMA", "IGMMA", "DMMA", "BMMA")
 BARRIERS = ("BAR", "SYNCS")
 SHUFFLES = ("SHFL",)
+GENERIC = ("LD", "ST")                           # generic-address loads and stores (global, shared or local)
+# What a warp can wait on besides the arithmetic pipes: every memory access, barrier and shuffle (MIO).
+WAITS_BEYOND_ARITHMETIC = (GLOBAL_LOADS + GLOBAL_STORES + SHARED + ASYNC_COPIES + ATOMICS_GLOBAL + ATOMICS_SHARED +
+                           LOCAL + BARRIERS + SHUFFLES + GENERIC)
 
 
 @dataclass
@@ -203,6 +207,12 @@ class Mix:
     @property
     def math_ops(self):
         return self.fp32_ops + self.tensor_ops
+
+    @property
+    def arithmetic_only(self):
+        """No memory access, barrier or shuffle: the region's warps wait only on the arithmetic pipes
+        (and the constant cache)."""
+        return self.instructions > 0 and self.n(*WAITS_BEYOND_ARITHMETIC) == 0
 
     @property
     def wide_load_share(self):

@@ -20,6 +20,9 @@ VERDICTS = {
 }
 TARGET_AGREEMENT = 0.8
 TARGET_SECONDS = 60
+# Kept from Nsight Compute's metrics besides the ones the diagnosis reads: the
+# kernel's ID and compute capability and its instruction count.
+KEPT_ALWAYS = ("ID", "CC", "inst_executed")
 
 
 def load_table(path):
@@ -100,7 +103,28 @@ def markdown(rows):
     return "\n".join(head + body)
 
 
-def write(rows, out):
+def kept_metrics(metrics, reads):
+    """Of one kernel's Nsight Compute metrics (1100+ with the sections
+    profile.py asks for: 1.9 MB a table of 21) those a comparison keeps: the
+    ones the diagnosis reads (READS), KEPT_ALWAYS, every stall reason and
+    issue share (a name with 'issue'), and the pipe shares and the L1 pipe
+    breakdown (a name with 'pipe' and a percentage). Enough to rebuild the
+    table (--recompare) after a rule changes and to see why a kernel is bound;
+    the full report stays in the .ncu-rep."""
+    reads = set(reads)
+    return {k: v for k, v in metrics.items()
+            if k in reads or k in KEPT_ALWAYS or "issue" in k or ("pipe" in k and "pct" in k)}
+
+
+def write(rows, out, reads=None):
+    """comparison.json and comparison.md in OUT; given READS (the metric names
+    the diagnosis reads), each row's Nsight Compute metrics are trimmed to
+    kept_metrics first."""
+    if reads is not None:
+        for r in rows:
+            ncu = r.get("ncu") or {}
+            if ncu.get("metrics"):
+                ncu["metrics"] = kept_metrics(ncu["metrics"], reads)
     text = summary(rows)
     Path(out, "comparison.json").write_text(json.dumps({"summary": text, "kernels": rows}, indent=1) + "\n")
     Path(out, "comparison.md").write_text("# Counter-free diagnosis against Nsight Compute\n\n" + markdown(rows) +
@@ -112,7 +136,8 @@ def comparison_rows(folder):
     """The rows of every comparison*.json in FOLDER (comparison.json first,
     then comparison-2.json, ... in name order: runs of parts of a table kept
     side by side), one row per kernel key; where two files hold the same key
-    the later file's row wins."""
+    the later file's row wins. Each row carries its folder (where its
+    evidence is) under "_folder", for recompare, which takes it off."""
     folder = Path(folder)
     paths = sorted(folder.glob("comparison*.json"), key=lambda p: (p.name != "comparison.json", p.name))
     if not paths:
@@ -124,28 +149,36 @@ def comparison_rows(folder):
         except (ValueError, KeyError, TypeError) as e:
             raise ValueError(f"{path}: not a comparison written by --compare-table ({e})") from e
         for r in kernels:
-            rows[r["key"]] = r
+            rows[r["key"]] = {**r, "_folder": folder}
     return list(rows.values())
 
 
-def recompare(folder, references=(), out=None, ncu_diagnose=None):
-    """The comparison rebuilt from FOLDER's comparison*.json and
-    *.evidence.json with the current rules: the counter-free diagnosis from
+def recompare(folders, references=(), out=None, ncu_diagnose=None, reads=None):
+    """The comparison rebuilt from the comparison*.json and *.evidence.json
+    of FOLDERS (one folder or several, merged in order: a later folder's row
+    of a key wins) with the current rules: the counter-free diagnosis from
     each kernel's evidence, and, given ncu_diagnose (Nsight Compute's metrics
     -> the kinds of its findings), Nsight Compute's main limiter from the
     metrics its row kept. Writes comparison.json and comparison.md to OUT
-    (default FOLDER, where the merged table replaces comparison.json) and
-    returns the summary."""
-    folder = Path(folder)
-    rows = comparison_rows(folder)
-    for r in rows:
-        ev_path = folder / f"{r['key']}.evidence.json"
+    (default the one folder, where the merged table replaces comparison.json;
+    given READS, with the metrics trimmed as write does) and returns the
+    summary."""
+    folders = [Path(f) for f in ([folders] if isinstance(folders, (str, Path)) else folders)]
+    if not out and len(folders) != 1:
+        raise ValueError(f"{len(folders)} folders to recompare: name where the merged table goes with --out DIR")
+    merged = {}
+    for folder in folders:
+        merged.update((r["key"], r) for r in comparison_rows(folder))
+    rows = []
+    for r in merged.values():
+        ev_path = r.pop("_folder") / f"{r['key']}.evidence.json"
         if ev_path.is_file():
             r["counter_free"] = profiling_run.diagnose_evidence(json.loads(ev_path.read_text()), references).to_json()
         ncu = r.get("ncu") or {}
         if ncu_diagnose and ncu.get("status") == "ok" and ncu.get("metrics"):
             ncu["kinds"] = sorted(ncu_diagnose(ncu["metrics"]))
             ncu["limiter"] = nocounters.main_limiter_of_ncu(set(ncu["kinds"]))
-    out = Path(out) if out else folder
+        rows.append(r)
+    out = Path(out) if out else folders[0]
     out.mkdir(parents=True, exist_ok=True)
-    return write(rows, out)
+    return write(rows, out, reads)

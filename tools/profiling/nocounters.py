@@ -34,6 +34,10 @@ OCCUPANCY_LOW = 0.5
 DRAM_LATENCY_US = 0.6   # a global load's round trip to DRAM under load on H100/H200-class GPUs, of the order of
 IN_FLIGHT_SLACK = 2.5   # the loads in flight allow this many times the achieved bandwidth: not short of loads
 ISSUE_PER_CLOCK = 4     # warp instructions an SM issues per clock (4 schedulers): the instruction-issue ceiling
+ARITHMETIC_WARPS = 4    # warps per scheduler that hide the arithmetic pipes' dependent-issue latency (about 4
+                        # cycles for FMA and ALU on Volta to Hopper): each with one instruction ready, issue never idles
+PROPORTIONAL = 0.8      # time ~ work^e at the large end of the size ladder with e at least this: the GPU is full
+WARPS_PER_SM = 64       # sm_90 (occupancy.SM90)
 FP32_LANES = {7: 64, 8: 128, 9: 128, 10: 128, 12: 128}  # FP32 lanes per SM by compute capability major; 8.0: 64
 LIMITERS = ("memory-bound", "compute-bound", "shared-memory-bound", "latency-bound")
 
@@ -257,6 +261,9 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
                 f"{hot.instructions} instructions) at {ppeak or 0:.0f}% of the FP32 peak: instruction issue is "
                 "the limit.",
                 "Fewer instructions per FMA: larger register tiles, vector shared loads, less index arithmetic.", [])
+    arithmetic = arithmetic_bound(record, scaling, hot)
+    if arithmetic:
+        return arithmetic
     # Shared memory before barriers: a barrier is where warps wait for the others' shared-memory work, so a
     # kernel with several shared accesses per global one spends its barrier time waiting on the shared pipe.
     if memory_side and global_ops and shared / global_ops >= SHARED_PER_GLOBAL:
@@ -304,6 +311,41 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
     return ("latency-bound", "likely", why + ": the warps spend their time waiting.",
             "More independent work in flight: more warps, more independent loads or FMAs per thread, shorter "
             "dependency chains.", ["low-occupancy"] if occupancy_low else [])
+
+
+def arithmetic_bound(record, scaling, hot):
+    """compute-bound (likely) for a hot loop that waits on nothing but the arithmetic pipes, or None. Its warps
+    have no memory access, barrier or shuffle to wait for, only the few cycles between dependent arithmetic
+    instructions, which ARITHMETIC_WARPS warps per scheduler cover; and where the time grows in proportion to the
+    work (the size ladder), the GPU is full. What is left is the instruction issue or one arithmetic pipe,
+    however small a share of the FP32 peak the lab's FLOP count shows: the FLOPs a lab counts leave out what the
+    hot loop executes around them (math-library code, integer work), so neither that share nor the issue
+    estimate made from it shows how busy the SM is."""
+    if not (hot and hot.arithmetic_only and scaling):
+        return None
+    growth = scaling.flops_exponent if scaling.flops_exponent is not None else scaling.bytes_exponent
+    res = record.get("resources") or {}
+    occupancy = res.get("occupancy")
+    if growth is None or growth < PROPORTIONAL or not occupancy:
+        return None
+    warps = occupancy * WARPS_PER_SM / ISSUE_PER_CLOCK
+    if warps < ARITHMETIC_WARPS:
+        return None
+    mix = ", ".join(f"{n} {label}" for n, label in ((hot.fp32_ops, "FP32 FMA/ADD/MUL"), (hot.n("IMAD"), "integer multiply-add"),
+                                                    (hot.n("MUFU"), "MUFU (transcendental)")) if n)
+    return ("compute-bound", "likely",
+            f"the hot loop ({hot.instructions} instructions{': ' + mix if mix else ''}) has no memory access, "
+            f"barrier or shuffle: its warps wait only on the arithmetic pipes' few cycles of latency, which "
+            f"{warps:.0f} warps per scheduler ({100 * occupancy:.0f}% occupancy) cover; its time grows as "
+            f"work^{growth:.2f} at the large end of the size ladder: the GPU is full and the instructions take the "
+            "time. The instruction issue or one arithmetic pipe sets the pace (per SM and clock on sm_90: 128 FP32 "
+            "lanes, 64 for integer multiply-add, 16 for MUFU); the share of the FP32 peak that the lab's FLOP count shows "
+            f"({(record.get('gflops') or 0) / (record.get('peak_gflops') or 1) * 100:.1f}%) leaves out the "
+            "instructions around those FLOPs and understates it.",
+            "Fewer instructions per result: cheaper math where the accuracy allows (__expf, __logf, __sincosf, or "
+            "--use_fast_math), less integer work per result, loop-invariant work hoisted out of the loop. More "
+            "occupancy helps little: the warps are not waiting.",
+            ["arithmetic"])
 
 
 def sm_count(record):
