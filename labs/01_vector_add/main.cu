@@ -28,7 +28,6 @@
 #include <cudalabs/error.hpp>
 #include <cudalabs/lab.hpp>
 #include <cudalabs/random.hpp>
-#include <cudalabs/reference.hpp>
 
 #include "kernels.hpp"
 #include "value_kinds.hpp"
@@ -75,9 +74,7 @@ int main(int argc, char** argv) {
       auto make_inputs = [&](std::uint64_t seed) {
         const auto a = value_kinds::uniform_or_specials(specials, n, cudalabs::mix_seed(seed, 1), -100.0f, 100.0f);
         const auto b = value_kinds::uniform_or_specials(specials, n, cudalabs::mix_seed(seed, 2), -100.0f, 100.0f);
-        expected = cudalabs::ref::vector_add(a, b);
-        if (specials)
-          for (double& e : expected) e = static_cast<float>(e);
+        expected = value_kinds::vector_add_reference(a, b, specials);
         CUDALABS_CHECK(cudaMemcpy(d_a, a.data(), bytes, cudaMemcpyHostToDevice));
         CUDALABS_CHECK(cudaMemcpy(d_b, b.data(), bytes, cudaMemcpyHostToDevice));
         // From pageable memory cudaMemcpy may return before the copy lands, and

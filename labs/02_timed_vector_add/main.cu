@@ -25,7 +25,6 @@
 
 #include <cudalabs/lab.hpp>
 #include <cudalabs/random.hpp>
-#include <cudalabs/reference.hpp>
 #include <cudalabs/sweep.hpp>
 
 #include "../01_vector_add/vector_add.cuh"  // the course's lab 01 kernel and CPU loop: the one_per_thread and cpu rows
@@ -68,8 +67,7 @@ int main(int argc, char** argv) {
       auto make_inputs = [&](std::uint64_t seed) {
         a = value_kinds::uniform_or_specials(specials, n, cudalabs::mix_seed(seed, 1), -100.0f, 100.0f);
         b = value_kinds::uniform_or_specials(specials, n, cudalabs::mix_seed(seed, 2), -100.0f, 100.0f);
-        expected = cudalabs::ref::vector_add(a, b);
-        for (double& e : expected) e = static_cast<float>(e);
+        expected = value_kinds::vector_add_reference(a, b, /*rounded=*/true);
         d_a.upload(a);
         d_b.upload(b);
       };

@@ -86,9 +86,7 @@ struct VectorAddProblem {
     const auto count = static_cast<std::size_t>(n);
     const auto ha = value_kinds::uniform_or_specials(specials, count, cudalabs::mix_seed(seed, 1), -100.0f, 100.0f);
     const auto hb = value_kinds::uniform_or_specials(specials, count, cudalabs::mix_seed(seed, 2), -100.0f, 100.0f);
-    expected = cudalabs::ref::vector_add(ha, hb);
-    if (specials)
-      for (double& e : expected) e = static_cast<float>(e);
+    expected = value_kinds::vector_add_reference(ha, hb, specials);
     a.upload(ha);
     b.upload(hb);
   }

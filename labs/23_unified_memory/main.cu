@@ -371,9 +371,7 @@ void measure_add(cudalabs::Session& s, const cudalabs::Point& point, std::int64_
   auto make_inputs = [&](std::uint64_t seed) {
     a = value_kinds::uniform_or_specials(specials, count, cudalabs::mix_seed(seed, 1), -100.0f, 100.0f);
     b = value_kinds::uniform_or_specials(specials, count, cudalabs::mix_seed(seed, 2), -100.0f, 100.0f);
-    expected = cudalabs::ref::vector_add(a, b);
-    if (specials)
-      for (double& e : expected) e = static_cast<float>(e);
+    expected = value_kinds::vector_add_reference(a, b, specials);
   };
   make_inputs(s.seed());
   // One float addition rounds once: ≤ 2^-24 relative; where the sum is ±Inf or NaN, the same.

@@ -5,18 +5,6 @@
 #include "value_kinds.hpp"
 
 namespace lab29host {
-namespace {
-
-// The power of two --inputs large or tiny scales a row's inputs by, drawn from
-// the seed in [large_lo, large_hi] or [tiny_lo, tiny_hi]; 0 for random.
-int input_exponent(const std::string& inputs, std::uint64_t seed, int large_lo, int large_hi, int tiny_lo,
-                   int tiny_hi) {
-  if (inputs == "random") return 0;
-  return inputs == "large" ? value_kinds::drawn_exponent(seed, large_lo, large_hi)
-                           : value_kinds::drawn_exponent(seed, tiny_lo, tiny_hi);
-}
-
-}  // namespace
 
 std::int64_t batch_tokens(const Settings& settings, double bytes_per_token) {
   if (settings.tokens > 0) return settings.tokens;
@@ -45,7 +33,7 @@ void measure_rmsnorm(cudalabs::Session& s, const Model& model, std::int64_t toke
   //          kernel that drops eps or puts it outside the root fails the
   //          block scales' check (rel 1e-5).
   auto new_inputs = [&](std::uint64_t seed) {
-    const int e = input_exponent(inputs, cudalabs::mix_seed(seed, 4), 20, 40, -11, -7);
+    const int e = value_kinds::kind_exponent(inputs, cudalabs::mix_seed(seed, 4), {20, 40, -11, -7});
     const auto x = e == 0 ? cudalabs::random_floats(n, cudalabs::mix_seed(seed, 1))
                           : value_kinds::scaled_floats(n, cudalabs::mix_seed(seed, 1), e);
     const auto delta = e == 0 ? cudalabs::random_floats(n, cudalabs::mix_seed(seed, 2))
@@ -169,7 +157,7 @@ void measure_argmax(cudalabs::Session& s, const Model& model, const std::string&
   //          maximum 2^e: a comparison with a tolerance (x > best + 1e-6f)
   //          sees every logit as equal.
   auto new_inputs = [&](std::uint64_t seed) {
-    const int e = input_exponent(inputs, cudalabs::mix_seed(seed, 4), 100, 126, -100, -80);
+    const int e = value_kinds::kind_exponent(inputs, cudalabs::mix_seed(seed, 4), {100, 126, -100, -80});
     const bool large = inputs == "large";
     auto logits = e == 0 ? cudalabs::random_floats(static_cast<std::size_t>(n), cudalabs::mix_seed(seed, 1), -10.0f, 10.0f)
                          : value_kinds::scaled_floats(static_cast<std::size_t>(n), cudalabs::mix_seed(seed, 1), e,

@@ -78,7 +78,6 @@ __device__ __forceinline__ void sum_or_copy(float* dst, const float* a, const fl
   const auto* a4 = reinterpret_cast<const float4*>(a);
   const auto* b4 = reinterpret_cast<const float4*>(b);
   auto* d4 = reinterpret_cast<float4*>(dst);
-  auto add = [](float4 x, float4 y) { return make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w); };
   std::int64_t v = first;
   for (; v + (unroll - 1) * stride < vectors; v += unroll * stride) {
     float4 x[unroll];
@@ -89,12 +88,12 @@ __device__ __forceinline__ void sum_or_copy(float* dst, const float* a, const fl
 #pragma unroll
       for (int u = 0; u < unroll; ++u) y[u] = b4[v + u * stride];
 #pragma unroll
-      for (int u = 0; u < unroll; ++u) x[u] = add(x[u], y[u]);
+      for (int u = 0; u < unroll; ++u) x[u] = add4(x[u], y[u]);
     }
 #pragma unroll
     for (int u = 0; u < unroll; ++u) d4[v + u * stride] = x[u];
   }
-  for (; v < vectors; v += stride) d4[v] = b ? add(a4[v], b4[v]) : a4[v];
+  for (; v < vectors; v += stride) d4[v] = b ? add4(a4[v], b4[v]) : a4[v];
   if (first < count - 4 * vectors) {
     const std::int64_t i = 4 * vectors + first;
     dst[i] = b ? a[i] + b[i] : a[i];

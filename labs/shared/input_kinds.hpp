@@ -71,7 +71,7 @@ inline InputKind input_kind(const cudalabs::Options& o, const std::vector<std::s
 //           outputs must be 0 and every row still sums to 1. Each row keeps at
 //           least one finite entry: with none, softmax is 0/0, and the reference
 //           (like PyTorch) gives NaN, which the checker never passes.
-std::vector<float> softmax_inputs(InputKind kind, std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
+inline std::vector<float> softmax_inputs(InputKind kind, std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
   const auto n = static_cast<std::size_t>(rows * cols);
   std::vector<float> x = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 1), -10.0f, 10.0f);
   if (kind == InputKind::random) return x;

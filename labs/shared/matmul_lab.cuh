@@ -112,10 +112,8 @@ inline cudalabs::ExtraFlag matmul_inputs_flag() {
 namespace matmul_detail {
 
 // The exponent ranges of --inputs large and tiny for one input type: each
-// operand times 2^e, e drawn in [large_lo, large_hi] or [tiny_lo, tiny_hi].
-struct InputScales {
-  int large_lo, large_hi, tiny_lo, tiny_hi;
-};
+// operand times 2^e (value_kinds::KindExponents).
+using InputScales = value_kinds::KindExponents;
 // FP32, TF32, BF16 operands (FP32's exponent range): |C| < k·2^112 <= 2^126
 // (k <= 2^14), and every nonzero product at least 2^-46·2^-80 = 2^-126 (a
 // value of [-1, 1) is a multiple of 2^-23), a sum below it exact.
@@ -128,11 +126,8 @@ inline constexpr InputScales fp16_scales{12, 15, -14, -12};
 // The exponents of A's and B's scale for one --inputs kind and seed (0, 0 for random).
 inline std::pair<int, int> input_exponents(const std::string& kind, std::uint64_t seed,
                                            InputScales scales = fp32_scales) {
-  if (kind == "random") return {0, 0};
-  const bool large = kind == "large";
-  const int lo = large ? scales.large_lo : scales.tiny_lo, hi = large ? scales.large_hi : scales.tiny_hi;
-  return {value_kinds::drawn_exponent(cudalabs::mix_seed(seed, 4), lo, hi),
-          value_kinds::drawn_exponent(cudalabs::mix_seed(seed, 5), lo, hi)};
+  return {value_kinds::kind_exponent(kind, cudalabs::mix_seed(seed, 4), scales),
+          value_kinds::kind_exponent(kind, cudalabs::mix_seed(seed, 5), scales)};
 }
 
 // One operand of --inputs `kind` (matmul_inputs_flag): `count` values of

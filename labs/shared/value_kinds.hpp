@@ -48,6 +48,7 @@
 
 #include <cudalabs/cli.hpp>
 #include <cudalabs/random.hpp>
+#include <cudalabs/reference.hpp>
 
 namespace value_kinds {
 
@@ -118,6 +119,17 @@ inline std::vector<float> uniform_or_specials(bool specials, std::size_t n, std:
   return specials ? with_specials(n, seed, lo, hi) : cudalabs::random_floats(n, seed, lo, hi);
 }
 
+// The reference of c = a + b: the exact sum in double, and rounded to float
+// where `rounded` (with specials, always): exactly what one float addition
+// gives, overflow to ±Inf and NaN included (double holds the sum of two floats
+// exactly, so the one rounding is the float addition's own).
+inline std::vector<double> vector_add_reference(std::span<const float> a, std::span<const float> b, bool rounded) {
+  std::vector<double> expected = cudalabs::ref::vector_add(a, b);
+  if (rounded)
+    for (double& e : expected) e = static_cast<float>(e);
+  return expected;
+}
+
 // An index in [0, n) drawn from the seed (n >= 1).
 inline std::size_t drawn_index(std::size_t n, std::uint64_t seed) {
   return static_cast<std::size_t>(cudalabs::mix_seed(seed, 7) % n);
@@ -176,6 +188,20 @@ inline std::vector<float> out_of_range_floats(std::size_t n, std::uint64_t seed,
 // A whole number in [lo, hi] drawn from the seed (lo <= hi).
 inline int drawn_exponent(std::uint64_t seed, int lo, int hi) {
   return lo + static_cast<int>(cudalabs::mix_seed(seed, 11) % static_cast<std::uint64_t>(hi - lo + 1));
+}
+
+// The exponent ranges of an input's --inputs large and tiny: 2^e with e drawn
+// in [large_lo, large_hi] or [tiny_lo, tiny_hi] (each lab says why its ranges).
+struct KindExponents {
+  int large_lo, large_hi, tiny_lo, tiny_hi;
+};
+
+// The exponent of --inputs `kind` ("random", "large" or "tiny") from the
+// seed: 0 for random (no scaling).
+inline int kind_exponent(const std::string& kind, std::uint64_t seed, KindExponents ranges) {
+  if (kind == "random") return 0;
+  return kind == "large" ? drawn_exponent(seed, ranges.large_lo, ranges.large_hi)
+                         : drawn_exponent(seed, ranges.tiny_lo, ranges.tiny_hi);
 }
 
 // n values uniform in [lo, hi) (random_floats: multiples of (hi - lo)/2^24)
