@@ -13,7 +13,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-from make_plots import PLOTS  # tools/make_plots.py (PYTHONPATH: plots/meson.build)
+from make_plots import PLOTS, peer_matrix  # tools/make_plots.py (PYTHONPATH: plots/meson.build)
 
 ABSENT = {"28": ("tuning_heatmap_saxpy", "tuning_heatmap_horner"), "30": ("tensor_core_ladder",),
           "32": ("peer_matrix", "allreduce_busbw")}
@@ -60,7 +60,37 @@ def main():
             print(f"FAIL: without labs 28, 30, 32 the other plots must draw and make_plots exit 0 (exit {p.returncode})")
             return 1
         print("ok: without labs 28, 30 and 32 their plots are skipped with one line each")
-        return 0
+        return check_fullest_matrix(tmp)
+
+
+class Lab32Records:
+    """The selection make_plots' data functions read (d.lab), over given records."""
+    def __init__(self, records):
+        self.records = records
+
+    def lab(self, *labs):
+        return self.records
+
+
+def check_fullest_matrix(tmp):
+    """--pairs auto on four GPUs: every ordered pair at 256 MiB, two pairs at
+    1 GiB. The matrix is drawn at 256 MiB, the size with every pair."""
+    def copy(src, dst, size):
+        return {"lab": "32_multi_gpu", "variant": "peer_copy", "size": {"bytes": size, "dst": dst, "src": src},
+                "gbps": 380.0, "gpu": "GPU", "extra": {"gpus": 4}}
+    def both(a, b, size):
+        return {"lab": "32_multi_gpu", "variant": "peer_copy_bidir", "size": {"bytes": size, "gpu_a": a, "gpu_b": b},
+                "gbps": 750.0, "gpu": "GPU", "extra": {"gpus": 4}}
+    mib256, gib = 256 << 20, 1 << 30
+    records = [copy(s, d, mib256) for s in range(4) for d in range(4) if s != d]
+    records += [both(a, b, mib256) for a in range(4) for b in range(a + 1, 4)]
+    records += [copy(0, 1, gib), copy(1, 0, gib), both(0, 1, gib)]
+    got = peer_matrix(Lab32Records(records), tmp)
+    if got["size_note"] != "256 MiB per copy" or got["nx"] != 4:
+        print(f"FAIL: the copy matrix of --pairs auto must be drawn where every pair was timed, got {got}")
+        return 1
+    print("ok: the copy matrix is drawn at the size where every pair was timed")
+    return 0
 
 
 if __name__ == "__main__":
