@@ -183,8 +183,11 @@ const Record& Recorder::measure(const Measurement& m) {
   //    harness checked during its timing (as many as it left: evidence::recorded),
   //    then the one its timing left.
   if (ok && !options_.check_only) {
-    timed_run_step_ = "timed-run." + std::to_string(timings_);
-    timed_run_seed_ = mix_seed(options_.seed ^ 0x71DE5A3B1Eull, ++timings_);
+    // Named per variant and size, as the "timed" step's outputs are: a record
+    // the graded program and its judge do not both time (a failed trace) puts
+    // them out of step for that variant and size only.
+    timed_run_step_ = "timed-run." + std::to_string(timings_[m.variant + "@" + to_string(m.size)]++);
+    timed_run_seed_ = mix_seed(options_.seed ^ 0x71DE5A3B1Eull, ++timings_begun_);
     // Two runs' worth of reservoir (a launcher that does less on half of its
     // calls passes all of a uniform sample of 2 with probability 1/4, the last
     // run's check besides: 1/8). A check downloads and compares the whole
@@ -200,11 +203,12 @@ const Record& Recorder::measure(const Measurement& m) {
     }
     r.after_timing = scoped_check(m, "timed");
     if (r.timed_runs_checked && !r.timed_run.passed) {
+      const std::string checked = std::to_string(r.timed_runs_checked);
       r.failure = "output of the timed runs (" +
                   (r.timed_run_index >= 0 ? "timed run " + std::to_string(r.timed_run_index + 1) + " of " +
-                                                std::to_string(r.timing.runs) + ", checked right after it ran"
-                                          : std::string("a timed run checked right after it ran")) +
-                  "; " + std::to_string(r.timed_runs_checked) + " checked so): " + r.timed_run.summary() +
+                                                std::to_string(r.timing.runs) + ", one of the " + checked
+                                          : "one of the " + checked + " timed runs") +
+                  " checked right after they ran): " + r.timed_run.summary() +
                   " — does the launcher do less on some calls?";
       ok = false;
     } else if (!r.after_timing.passed) {

@@ -166,7 +166,8 @@ TEST_F(TimedRuns, LessWorkOnEveryOtherCallFailsThoughTheLastRunIsFull) {
   EXPECT_TRUE(r.after_timing.passed);
   EXPECT_FALSE(r.timed_run.passed);
   EXPECT_EQ(r.timed_run_index % 2, 1);
-  EXPECT_NE(r.failure.find("output of the timed runs (timed run " + std::to_string(r.timed_run_index + 1) + " of 41"),
+  EXPECT_NE(r.failure.find("output of the timed runs (timed run " + std::to_string(r.timed_run_index + 1) + " of 41, one of the " +
+                           std::to_string(r.timed_runs_checked) + " checked right after they ran): "),
             std::string::npos)
       << r.failure;
 }
@@ -196,7 +197,9 @@ TEST_F(TimedRuns, AJudgeJudgesEveryTimedRunTheGradedProgramChecked) {
   EXPECT_FALSE(j.timed);
   EXPECT_EQ(j.timed_runs_checked, g.timed_runs_checked);
   EXPECT_FALSE(j.passed);
-  EXPECT_NE(j.failure.find("output of the timed runs (a timed run checked right after it ran"), std::string::npos)
+  EXPECT_NE(j.failure.find("output of the timed runs (one of the " + std::to_string(g.timed_runs_checked) +
+                           " timed runs checked right after they ran): "),
+            std::string::npos)
       << j.failure;
 
   // A graded program whose every timed run was right is judged right, with as many checks.
