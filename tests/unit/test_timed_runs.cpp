@@ -212,3 +212,30 @@ TEST_F(TimedRuns, AJudgeJudgesEveryTimedRunTheGradedProgramChecked) {
   EXPECT_TRUE(j2.passed) << j2.failure;
   EXPECT_EQ(j2.timed_runs_checked, g2.timed_runs_checked);
 }
+
+TEST_F(TimedRuns, TwoTimingsOfOneVariantAndSizeAreJudgedEachOnItsOwnChecks) {
+  // The same variant and size measured twice in one program (as under two
+  // values of a lab's flag): the judge of each record judges that timing's
+  // checks, not the other's.
+  auto twice = [&](FakeVariant& v, int runs, const std::string& evidence_dir, const std::string& judge_dir) {
+    Options o;
+    o.seed = 3;
+    o.evidence_dir = evidence_dir;
+    o.judge_dir = judge_dir;
+    FakeTimedRecorder rec(spec_, o, v, runs);
+    const Record first = rec.measure(v.measurement());
+    v.cheap = [](int run) { return run == 0; };  // the second timing's first run: always checked
+    const Record second = rec.measure(v.measurement());
+    return std::make_pair(first, second);
+  };
+  FakeVariant graded;
+  const auto [g1, g2] = twice(graded, 25, dir_.string(), "");
+  ASSERT_TRUE(g1.passed) << g1.failure;
+  ASSERT_FALSE(g2.passed);
+  FakeVariant judge;
+  const auto [j1, j2] = twice(judge, 0, "", dir_.string());
+  EXPECT_TRUE(j1.passed) << j1.failure;
+  EXPECT_EQ(j1.timed_runs_checked, g1.timed_runs_checked);
+  EXPECT_FALSE(j2.passed);
+  EXPECT_EQ(j2.timed_runs_checked, g2.timed_runs_checked);
+}
