@@ -188,11 +188,11 @@ const Record& Recorder::measure(const Measurement& m) {
     // them out of step for that variant and size only.
     timed_run_step_ = "timed-run." + std::to_string(timings_[m.variant + "@" + to_string(m.size)]++);
     timed_run_seed_ = mix_seed(options_.seed ^ 0x71DE5A3B1Eull, ++timings_begun_);
-    // Two runs' worth of reservoir (a launcher that does less on half of its
-    // calls passes all of a uniform sample of 2 with probability 1/4, the last
-    // run's check besides: 1/8). A check downloads and compares the whole
-    // output: where the variant moves more than 3 GiB (an output of a GiB or
-    // more), one, which still checks about 1 + ln(runs) of them.
+    // A reservoir of two runs: a launcher that does less on a random half of
+    // its calls passes a uniform sample of 2 with probability 1/4, and the
+    // other runs checked make that less. A check downloads and compares the
+    // whole output: where the variant moves more than 3 GiB (an output of a
+    // GiB or more), a reservoir of one, which still checks about 1 + ln(runs).
     timed_run_sample_ = m.work.bytes > 3.0 * (1ull << 30) ? 1 : 2;
     if (!judging()) {
       time(m, r);

@@ -23,10 +23,11 @@
 // Each observation is named by the check that made it: the record's variant
 // and size, the step of Recorder::measure (first, repeat, timed, fresh), and
 // its order within the check (timed-run.N: the timed runs the harness checked
-// right after they ran, in the N-th timing of that variant and size). Both processes run the same course code on the
-// same arguments, so they make the same checks in the same order; the judge
-// makes the graded program's decisions (stop after a failed step) from the
-// same data, so they stay in step after a failure too.
+// right after they ran, in the N-th timing of that variant and size). Both
+// processes run the same course code on the same arguments, so they make the
+// same checks in the same order; the judge makes the graded program's
+// decisions (stop after a failed step) from the same data, so they stay in
+// step after a failure too.
 #include <cstddef>
 #include <cstring>
 #include <span>
