@@ -10,7 +10,7 @@
 # Under 8 minutes: each lab at most 30 s, the labs together at most 210 s, the
 # grading tests 200 s (rc=124 there: run them alone, they have no other limit).
 set -u
-OUT=${OUT:-/tmp/devcheck-out}
+OUT=$(realpath -m "${OUT:-/tmp/devcheck-out}")
 mkdir -p "$OUT"
 summary="$OUT/summary.txt"
 : > "$summary"
