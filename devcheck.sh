@@ -6,7 +6,7 @@
 #    FAIL lines and every run's end in $OUT/quick.log;
 # 2. lab 02 --quick --evidence, then its judge on that evidence (the judged
 #    records in $OUT/judged.jsonl), to see the judge count the same checks;
-# 3. the two broken cases that only the timed runs' checks catch, graded.
+# 3. the two broken cases caught by the checks of the timed runs, graded.
 # Under 8 minutes: each lab at most 30 s, the labs together at most 210 s, the
 # grading tests 200 s (rc=124 there: run them alone, they have no other limit).
 set -u
