@@ -137,6 +137,18 @@ void configure(Mode mode, const std::string& dir) {
 
 Mode mode() { return state().mode; }
 
+std::size_t recorded(const std::string& variant, const std::string& size, const std::string& step) {
+  State& s = state();
+  if (s.mode != Mode::judge) return 0;
+  const std::string key = safe(variant) + "@" + safe(size) + "@" + step;
+  const auto it = s.occurrences.find(key);
+  std::size_t n = 0;
+  for (int occurrence = it == s.occurrences.end() ? 0 : it->second;; ++occurrence, ++n) {
+    std::error_code ec;
+    if (!fs::exists(s.dir / (key + "#" + std::to_string(occurrence) + ".0.bin"), ec)) return n;
+  }
+}
+
 Scope::Scope(const std::string& variant, const std::string& size, const std::string& step) {
   State& s = state();
   observed_at_start_ = s.total;

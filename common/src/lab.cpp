@@ -176,17 +176,42 @@ const Record& Recorder::measure(const Measurement& m) {
       ok = false;
     }
   }
-  // 3. Timing, then the output of the last timed run (races that show only
-  //    back to back).
-  //    A judge times nothing: it judges the output the graded program's timed
-  //    runs left.
+  // 3. Timing, checking the output of some timed runs right after they ran
+  //    (after_timed_run), then the output the timing left (races that show
+  //    only back to back).
+  //    A judge times nothing: it judges every output the graded program's
+  //    harness checked during its timing (as many as it left: evidence::recorded),
+  //    then the one its timing left.
   if (ok && !options_.check_only) {
+    // Named per variant and size, as the "timed" step's outputs are: a record
+    // the graded program and its judge do not both time (a failed trace) puts
+    // them out of step for that variant and size only.
+    timed_run_step_ = "timed-run." + std::to_string(timings_[m.variant + "@" + to_string(m.size)]++);
+    timed_run_seed_ = mix_seed(options_.seed ^ 0x71DE5A3B1Eull, ++timings_begun_);
+    // A reservoir of two runs: a launcher that does less on a random half of
+    // its calls passes a uniform sample of 2 with probability 1/4, and the
+    // other runs checked make that less. A check downloads and compares the
+    // whole output: where the variant moves more than 3 GiB (an output of a
+    // GiB or more), a reservoir of one, which still checks about 1 + ln(runs).
+    timed_run_sample_ = m.work.bytes > 3.0 * (1ull << 30) ? 1 : 2;
     if (!judging()) {
       time(m, r);
       r.timed = true;
+    } else {
+      const std::size_t left = evidence::recorded(m.variant, to_string(m.size), timed_run_step_);
+      for (std::size_t i = 0; i < left; ++i) check_timed_run(m, r, -1);
     }
     r.after_timing = scoped_check(m, "timed");
-    if (!r.after_timing.passed) {
+    if (r.timed_runs_checked && !r.timed_run.passed) {
+      const std::string checked = std::to_string(r.timed_runs_checked);
+      r.failure = "output of the timed runs (" +
+                  (r.timed_run_index >= 0 ? "timed run " + std::to_string(r.timed_run_index + 1) + " of " +
+                                                std::to_string(r.timing.runs) + ", one of the " + checked
+                                          : "one of the " + checked + " timed runs") +
+                  " checked right after they ran): " + r.timed_run.summary() +
+                  " — does the launcher do less on some calls?";
+      ok = false;
+    } else if (!r.after_timing.passed) {
       r.failure = "output of the timed runs: " + r.after_timing.summary();
       ok = false;
     }
@@ -228,6 +253,18 @@ const Record& Recorder::measure(const Measurement& m) {
   r.passed = ok;
   if (r.timed) rate(r, m);
   return add(std::move(r));
+}
+
+void Recorder::after_timed_run(const Measurement& m, Record& r, int run) {
+  if (checks_timed_run(timed_run_seed_, timed_run_sample_, run)) check_timed_run(m, r, run);
+}
+
+void Recorder::check_timed_run(const Measurement& m, Record& r, int run) {
+  CheckResult c = scoped_check(m, timed_run_step_.c_str());
+  ++r.timed_runs_checked;
+  if (r.timed_runs_checked > 1 && !r.timed_run.passed) return;  // the first failure is the one reported
+  r.timed_run = std::move(c);
+  r.timed_run_index = run;
 }
 
 void Recorder::rate(Record& r, const Measurement& m) {

@@ -47,6 +47,7 @@ json clocks_json(const ClockSample& c) {
 const CheckResult& reported_check(const Record& r) {
   if (!r.check.passed) return r.check;
   if (r.repeat.count && !r.repeat.passed) return r.repeat;
+  if (r.timed_runs_checked && !r.timed_run.passed) return r.timed_run;
   if (r.after_timing.count && !r.after_timing.passed) return r.after_timing;
   if (r.recheck.count) return r.recheck;
   return r.repeat.count ? r.repeat : r.check;
@@ -76,7 +77,8 @@ std::string failure_text(const Record& r) {
   if (!r.failure.empty()) return r.failure;
   if (!r.check.passed) return "first run: " + r.check.summary();
   if (r.repeat.count && !r.repeat.passed) return "repeated run: " + r.repeat.summary();
-  if (r.after_timing.count && !r.after_timing.passed) return "output of the timed runs: " + r.after_timing.summary();
+  if ((r.timed_runs_checked && !r.timed_run.passed) || (r.after_timing.count && !r.after_timing.passed))
+    return "output of the timed runs: " + reported_check(r).summary();
   return "fresh inputs: " + r.recheck.summary();
 }
 
@@ -125,8 +127,12 @@ std::string to_json(const Record& r, const DeviceInfo& dev) {
   j["tolerance_rel"] = num(c.tolerance.rel);
   j["checks"] = {{"first", r.check.passed},
                  {"repeat", r.repeat.count ? json(r.repeat.passed) : json(nullptr)},
+                 {"timed_runs", r.timed_runs_checked ? json(r.timed_run.passed) : json(nullptr)},
                  {"after_timing", r.after_timing.count ? json(r.after_timing.passed) : json(nullptr)},
                  {"fresh_inputs", r.recheck.count ? json(r.recheck.passed) : json(nullptr)}};
+  // How many timed runs had their output checked right after they ran (besides
+  // the output the timing left: checks.after_timing).
+  if (r.timed_runs_checked) j["timed_runs_checked"] = r.timed_runs_checked;
   if (r.fresh_inputs) j["fresh_seed"] = r.fresh_seed;
   if (r.recheck.count) j["fresh_buffers"] = r.fresh_buffers ? json(true) : json(r.fresh_buffers_why);
   j["passed"] = r.passed;

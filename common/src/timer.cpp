@@ -8,6 +8,7 @@
 #include "cudalabs/device.hpp"
 #include "cudalabs/error.hpp"
 #include "cudalabs/memory.hpp"
+#include "cudalabs/random.hpp"
 
 namespace cudalabs {
 
@@ -87,7 +88,8 @@ TimingStats repeat_until_stable(const std::function<double()>& sample_ms, const 
 
 TimingStats time_on_stream(cudaStream_t stream, const std::function<void(cudaStream_t)>& work,
                            const TimerConfig& cfg, const std::function<void(cudaStream_t)>& between_runs,
-                           const std::function<void(cudaStream_t)>& poison) {
+                           const std::function<void(cudaStream_t)>& poison,
+                           const std::function<void(int run)>& after_run) {
   // Lines an earlier kernel marked persisting would stay in L2 across our runs.
   CUDALABS_CHECK(cudaCtxResetPersistingL2Cache());
   auto before_run = [&] {
@@ -100,6 +102,7 @@ TimingStats time_on_stream(cudaStream_t stream, const std::function<void(cudaStr
   }
   CUDALABS_CHECK(cudaStreamSynchronize(stream));
   Event start, stop;
+  int run = 0;
   TimingStats stats = repeat_until_stable(
       [&] {
         before_run();
@@ -108,7 +111,10 @@ TimingStats time_on_stream(cudaStream_t stream, const std::function<void(cudaStr
         work(stream);
         stop.record(stream);
         stop.synchronize();
-        return static_cast<double>(stop.ms_since(start));
+        const double ms = stop.ms_since(start);
+        if (after_run) after_run(run);
+        ++run;
+        return ms;
       },
       cfg);
   if (!between_runs && !cfg.flush_l2 && stats.median_ms < no_gap_threshold_ms) {
@@ -121,6 +127,13 @@ TimingStats time_on_stream(cudaStream_t stream, const std::function<void(cudaStr
     stats.no_gap_batch = count;
   }
   return stats;
+}
+
+bool checks_timed_run(std::uint64_t seed, int k, int run) {
+  if (run < k) return true;
+  // 53 random bits of (seed, run) as a uniform double in [0, 1).
+  const double u = static_cast<double>(mix_seed(seed, static_cast<std::uint64_t>(run)) >> 11) * 0x1p-53;
+  return u * (run + 1) < k;
 }
 
 namespace {

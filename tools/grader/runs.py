@@ -264,7 +264,8 @@ def benchmark_runs(result, prog, seed, out, untrusted, judge_prog, log, timeout)
 def benchmark_lab(result, prog, seed, args, out, untrusted=None, judge_prog=None):
     """The benchmark run of one checked lab, alone on the GPU; run again once when
     a record says the GPU throttled (thermal or hardware slowdown). A submission's
-    is sandboxed and judged: the judge checks the output its timed runs left.
+    is sandboxed and judged: the judge checks the outputs of its timed runs
+    (those checked right after they ran, and the one the timing left).
     Returns a callable that scores it: a submission's judge (which runs the
     course's kernels, so never beside a benchmark) waits until every lab's
     benchmark has run, and the judges then run side by side."""

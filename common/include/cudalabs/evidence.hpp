@@ -22,10 +22,12 @@
 //
 // Each observation is named by the check that made it: the record's variant
 // and size, the step of Recorder::measure (first, repeat, timed, fresh), and
-// its order within the check. Both processes run the same course code on the
-// same arguments, so they make the same checks in the same order; the judge
-// makes the graded program's decisions (stop after a failed step) from the
-// same data, so they stay in step after a failure too.
+// its order within the check (timed-run.N: the timed runs the harness checked
+// right after they ran, in the N-th timing of that variant and size). Both
+// processes run the same course code on the same arguments, so they make the
+// same checks in the same order; the judge makes the graded program's
+// decisions (stop after a failed step) from the same data, so they stay in
+// step after a failure too.
 #include <cstddef>
 #include <cstring>
 #include <span>
@@ -56,6 +58,16 @@ class Scope {
  private:
   std::size_t observed_at_start_;
 };
+
+// Judge: how many checks of step `step` of record `variant` at `size` the
+// graded program left outputs for, from the next one this process would make
+// on (its first output present, one after the other). For the checks whose
+// number the graded program's harness decides while it runs (the timed runs
+// it checked right after they ran: a judge times nothing). Only the harness
+// writes evidence (a kernel file may not do file I/O: the import audit), and it
+// leaves the output of the timed runs after these, so a program stopped
+// during its timing leaves none of that and fails there. Off, record: 0.
+std::size_t recorded(const std::string& variant, const std::string& size, const std::string& step);
 
 // The untyped core of observe(): `count` elements of `elem_size` bytes at
 // `data`, of element type `type` ("f32", "i64", ...). Record: writes them and

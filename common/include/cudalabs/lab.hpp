@@ -6,7 +6,10 @@
 //   1. poison the output, run once (traced: which kernels and copies it issued), check;
 //   2. poison, run again on the same inputs, check (a kernel that is right only
 //      once, or that skips work when called again, fails here);
-//   3. time it (unless --check-only);
+//   3. time it (unless --check-only), checking the output of some timed runs
+//      right after they ran (a kernel variant's, whose timed runs start from a
+//      poisoned output: checks_timed_run says which), then the output the
+//      timing left (a launcher that does less on some calls fails here);
 //   4. new input values from a fresh seed (Measurement::new_inputs), every
 //      DeviceBuffer moved to a new allocation (its old place poisoned), poison,
 //      run, check (an answer remembered from an earlier call, or anything kept
@@ -16,6 +19,7 @@
 #include <cuda_runtime_api.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -136,6 +140,11 @@ class Recorder {
   // Step 3: time the variant into r.timing (and read what the session reads
   // around it: the clocks), then wait for the device.
   virtual void time(const Measurement& m, Record& r) = 0;
+  // For time(): called once timed run `run` (0, 1, ...) has finished, before
+  // the next run's poison. Checks the output of the runs checks_timed_run
+  // chooses (into r.timed_run): only meaningful where every timed run starts
+  // from a poisoned output, as a kernel variant's on the events clock does.
+  void after_timed_run(const Measurement& m, Record& r, int run);
   virtual void synchronize() = 0;  // wait for the whole device
   // The stream contract around a traced run of Expect::kernels (stream_contract.cu):
   // hold the legacy default stream; after the run, put the marker on the work
@@ -162,6 +171,13 @@ class Recorder {
   std::vector<Record> records_;
   std::vector<std::string> notes_;
   std::uint64_t fresh_inputs_drawn_ = 0;
+  std::map<std::string, int> timings_;  // step 3s begun per "variant@size": names their timed-run checks
+  std::uint64_t timings_begun_ = 0;     // in all: seeds each one's choice of runs
+  std::string timed_run_step_;          // "timed-run.N": the evidence step of this timing's checks
+  std::uint64_t timed_run_seed_ = 0;
+  int timed_run_sample_ = 0;        // k of checks_timed_run
+  // One check of a timed run's output, counted into r (run: -1 in a judge).
+  void check_timed_run(const Measurement& m, Record& r, int run);
   // Poison the output, reset, run (traced into `work` when given), wait for
   // the whole device (work a launcher put on another stream included), check.
   // `step` names the check's outputs for a judge (evidence.hpp).

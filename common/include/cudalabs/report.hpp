@@ -36,7 +36,13 @@ struct Record {
   double baseline_ms = 0, vs_baseline = 0;
   CheckResult check;        // first run (poisoned output)
   CheckResult repeat;       // second run, same inputs, poisoned again
-  CheckResult after_timing; // the output the last timed run left
+  CheckResult after_timing; // the output the timing left (its last run's, or the no-gap batch's)
+  // Timed runs whose output was checked right after they ran (checks_timed_run),
+  // and of those checks the first that failed, else the last; the run it was
+  // (0-based; -1 in a judge, which knows only the order of the checks).
+  int timed_runs_checked = 0;
+  CheckResult timed_run;
+  int timed_run_index = -1;
   CheckResult recheck;      // last: fresh input values, poisoned again
   bool fresh_inputs = false;   // recheck ran on new input values
   std::uint64_t fresh_seed = 0;

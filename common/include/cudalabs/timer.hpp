@@ -9,6 +9,7 @@
 // change) moves the mean but not the median.
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
@@ -61,10 +62,24 @@ TimingStats repeat_until_stable(const std::function<double()>& sample_ms, const 
 // When the median is below no_gap_threshold_ms and nothing but the poison
 // runs between runs, also measures no_gap_ms (runs back to back, unpoisoned:
 // a figure to read, never one that is graded).
+// `after_run` (optional) is called with each timed run's index (0, 1, ...)
+// once that run has finished (its stop event waited for), before the next
+// run's poison: the harness checks the output of some of them there
+// (checks_timed_run), outside the events. Never after a warm-up run or a batch.
 TimingStats time_on_stream(cudaStream_t stream, const std::function<void(cudaStream_t)>& work,
                            const TimerConfig& cfg,
                            const std::function<void(cudaStream_t)>& between_runs = {},
-                           const std::function<void(cudaStream_t)>& poison = {});
+                           const std::function<void(cudaStream_t)>& poison = {},
+                           const std::function<void(int run)>& after_run = {});
+
+// Whether the output of timed run `run` (0, 1, ... in order) is checked right
+// after it ran: every run that enters a reservoir sample of k runs (Vitter's
+// algorithm R), that is runs 0 .. k-1, then run i with probability k / (i + 1),
+// drawn from `seed` and i alone. However many runs the timer ends up making,
+// the runs checked include a uniform sample of k of them all, first and last
+// alike; about k·(1 + ln(runs / k)) are checked. The decision for a run is made
+// after that run has finished, so the launcher cannot know it while it runs.
+bool checks_timed_run(std::uint64_t seed, int k, int run);
 
 // Times host code (std::chrono steady_clock), same rule. For CPU references and
 // for end-to-end timings that include synchronous host work.

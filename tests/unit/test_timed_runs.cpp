@@ -1,0 +1,241 @@
+// The check of the timed runs' outputs, without a GPU: which runs are checked
+// right after they ran (checks_timed_run), and Recorder::measure's step 3 with a
+// stand-in for the timer whose "launcher" does less on some calls, in a graded
+// program (--evidence) and in its judge (--judge).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <cudalabs/checker.hpp>
+#include <cudalabs/evidence.hpp>
+#include <cudalabs/lab.hpp>
+#include <cudalabs/random.hpp>
+#include <cudalabs/timer.hpp>
+
+using namespace cudalabs;
+namespace fs = std::filesystem;
+
+namespace {
+
+int count_checked(std::uint64_t seed, int k, int runs) {
+  int n = 0;
+  for (int i = 0; i < runs; ++i) n += checks_timed_run(seed, k, i);
+  return n;
+}
+
+}  // namespace
+
+TEST(ChecksTimedRun, TheFirstKRunsAreAlwaysCheckedAndTheSameSeedChoosesTheSame) {
+  for (std::uint64_t seed = 0; seed < 50; ++seed) {
+    EXPECT_TRUE(checks_timed_run(seed, 2, 0));
+    EXPECT_TRUE(checks_timed_run(seed, 2, 1));
+    EXPECT_TRUE(checks_timed_run(seed, 1, 0));
+    for (int i = 0; i < 200; ++i) EXPECT_EQ(checks_timed_run(seed, 2, i), checks_timed_run(seed, 2, i));
+  }
+  // Different seeds choose different runs.
+  int differ = 0;
+  for (int i = 2; i < 200; ++i) differ += checks_timed_run(1, 2, i) != checks_timed_run(2, 2, i);
+  EXPECT_GT(differ, 0);
+}
+
+TEST(ChecksTimedRun, RunIIsCheckedWithProbabilityKOverIPlusOne) {
+  // Over many seeds: run i (i >= k) is checked in a fraction k / (i + 1) of
+  // them, and none of runs 50..99 in a fraction prod (1 - 2/(i+1)) =
+  // 49·50 / (99·100) ≈ 0.247: a run of the second half is checked 3 times in 4.
+  constexpr int seeds = 20000;
+  std::vector<int> hits(100, 0);
+  int none_late = 0;
+  long long total = 0;
+  for (std::uint64_t seed = 0; seed < seeds; ++seed) {
+    bool late = false;
+    for (int i = 0; i < 100; ++i) {
+      const bool c = checks_timed_run(mix_seed(seed, 77), 2, i);
+      hits[i] += c;
+      late |= c && i >= 50;
+    }
+    none_late += !late;
+    total += count_checked(mix_seed(seed, 77), 2, 100);
+  }
+  for (int i : {2, 5, 10, 30, 99}) EXPECT_NEAR(hits[i] / double(seeds), 2.0 / (i + 1), 0.015) << "run " << i;
+  EXPECT_NEAR(none_late / double(seeds), 49.0 * 50 / (99.0 * 100), 0.015);
+  // About k·(1 + ln(runs / k)) checks in all: 2 + 2·(H_100 - H_2) ≈ 9.37 for 100 runs.
+  EXPECT_NEAR(total / double(seeds), 9.37, 0.15);
+}
+
+namespace {
+
+// A variant's output of 8 floats; the expected sum is 3 everywhere. Its timed
+// runs are simulated: on a "cheap" call the launcher writes only the first
+// half and leaves the rest poisoned (NaN), as a kernel whose timed runs start
+// from a poisoned output would.
+struct FakeVariant {
+  std::vector<float> out = std::vector<float>(8, 3.0f);
+  std::vector<double> expected = std::vector<double>(8, 3.0);
+  std::function<bool(int run)> cheap = [](int) { return false; };
+  Measurement measurement() {
+    Measurement m;
+    m.variant = "add";
+    m.size = {{"n", 8}};
+    m.work = {.bytes = 96};
+    m.expect = Expect::copies;  // nothing to trace here
+    m.ceiling = CeilingKind::none;
+    m.run = [](cudaStream_t) {};
+    m.check = [this] { return check_close(std::span<const float>(out), std::span<const double>(expected), {1e-6, 0}); };
+    m.new_inputs = [this](std::uint64_t) { std::fill(out.begin(), out.end(), 3.0f); };
+    return m;
+  }
+};
+
+// A Recorder whose timing is a loop of `runs` simulated runs of `variant`.
+class FakeTimedRecorder : public Recorder {
+ public:
+  FakeTimedRecorder(const LabSpec& spec, Options o, FakeVariant& variant, int runs)
+      : Recorder(spec, std::move(o), DeviceInfo{}), variant_(variant), runs_(runs) {}
+
+ private:
+  FakeVariant& variant_;
+  int runs_;
+  cudaStream_t work_stream() const override { return nullptr; }
+  void synchronize() override {}
+  double copy_gbps() override { return 1; }
+  void time(const Measurement& m, Record& r) override {
+    std::vector<double> samples;
+    for (int i = 0; i < runs_; ++i) {
+      const bool cheap = variant_.cheap(i);
+      for (std::size_t e = 0; e < variant_.out.size(); ++e)
+        variant_.out[e] = cheap && e >= variant_.out.size() / 2 ? NAN : 3.0f;
+      samples.push_back(cheap ? 0.5 : 1.0);
+      after_timed_run(m, r, i);
+    }
+    r.timing = summarize(samples);
+    std::fill(variant_.out.begin(), variant_.out.end(), 3.0f);  // the last run: a full one
+  }
+};
+
+class TimedRuns : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    spec_.name = "00_fake";
+    spec_.variants = {{.name = "add"}};
+    dir_ = fs::temp_directory_path() / ("cudalabs-timed-runs-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override {
+    evidence::configure(evidence::Mode::off, "");
+    fs::remove_all(dir_);
+  }
+  Record measure(FakeVariant& v, int runs, std::uint64_t seed, const std::string& evidence_dir = "",
+                 const std::string& judge_dir = "") {
+    Options o;
+    o.seed = seed;
+    o.evidence_dir = evidence_dir;
+    o.judge_dir = judge_dir;
+    FakeTimedRecorder rec(spec_, o, v, runs);
+    return rec.measure(v.measurement());
+  }
+  LabSpec spec_;
+  fs::path dir_;
+};
+
+}  // namespace
+
+TEST_F(TimedRuns, FullWorkOnEveryCallPassesWithSeveralRunsChecked) {
+  FakeVariant v;
+  const Record r = measure(v, 40, 5);
+  EXPECT_TRUE(r.passed) << r.failure;
+  EXPECT_GE(r.timed_runs_checked, 2);
+  EXPECT_LT(r.timed_runs_checked, 40);
+  EXPECT_NE(to_json(r, DeviceInfo{}).find("\"timed_runs_checked\":" + std::to_string(r.timed_runs_checked)),
+            std::string::npos);
+}
+
+TEST_F(TimedRuns, LessWorkOnEveryOtherCallFailsThoughTheLastRunIsFull) {
+  // The output the timing left is right (its last run was a full one): the
+  // check after the timing alone passes this launcher.
+  FakeVariant v;
+  v.cheap = [](int run) { return run % 2 == 1; };
+  const Record r = measure(v, 41, 5);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(r.after_timing.passed);
+  EXPECT_FALSE(r.timed_run.passed);
+  EXPECT_EQ(r.timed_run_index % 2, 1);
+  EXPECT_NE(r.failure.find("output of the timed runs (timed run " + std::to_string(r.timed_run_index + 1) + " of 41, one of the " +
+                           std::to_string(r.timed_runs_checked) + " checked right after they ran): "),
+            std::string::npos)
+      << r.failure;
+}
+
+TEST_F(TimedRuns, LessWorkOnARandomHalfOfTheCallsIsCaughtAtLeastThreeTimesInFour) {
+  // The launcher's own coin (a hash of its call count, unknown to the harness)
+  // against the harness's choice of runs (seeded by --seed): 2 or more checked
+  // runs each see a cheap call with probability 1/2.
+  int caught = 0;
+  constexpr int seeds = 400;
+  for (std::uint64_t seed = 0; seed < seeds; ++seed) {
+    FakeVariant v;
+    v.cheap = [](int run) { return (mix_seed(12345, static_cast<std::uint64_t>(run)) >> 63) != 0; };
+    caught += !measure(v, 60, seed).passed;
+  }
+  EXPECT_GE(caught, seeds * 3 / 4);
+}
+
+TEST_F(TimedRuns, AJudgeJudgesEveryTimedRunTheGradedProgramChecked) {
+  FakeVariant graded;
+  graded.cheap = [](int run) { return run == 1; };  // run 1 is always checked
+  const Record g = measure(graded, 30, 9, dir_.string());
+  ASSERT_FALSE(g.passed);
+  // The judge's own runs are right; the outputs it compares are the graded program's.
+  FakeVariant judge;
+  const Record j = measure(judge, 0, 9, "", dir_.string());
+  EXPECT_FALSE(j.timed);
+  EXPECT_EQ(j.timed_runs_checked, g.timed_runs_checked);
+  EXPECT_FALSE(j.passed);
+  EXPECT_NE(j.failure.find("output of the timed runs (one of the " + std::to_string(g.timed_runs_checked) +
+                           " timed runs checked right after they ran): "),
+            std::string::npos)
+      << j.failure;
+
+  // A graded program whose every timed run was right is judged right, with as many checks.
+  fs::remove_all(dir_);
+  FakeVariant fine;
+  const Record g2 = measure(fine, 30, 9, dir_.string());
+  ASSERT_TRUE(g2.passed) << g2.failure;
+  FakeVariant judge2;
+  const Record j2 = measure(judge2, 0, 9, "", dir_.string());
+  EXPECT_TRUE(j2.passed) << j2.failure;
+  EXPECT_EQ(j2.timed_runs_checked, g2.timed_runs_checked);
+}
+
+TEST_F(TimedRuns, TwoTimingsOfOneVariantAndSizeAreJudgedEachOnItsOwnChecks) {
+  // The same variant and size measured twice in one program (as under two
+  // values of a lab's flag): the judge of each record judges that timing's
+  // checks, not the other's.
+  auto twice = [&](FakeVariant& v, int runs, const std::string& evidence_dir, const std::string& judge_dir) {
+    Options o;
+    o.seed = 3;
+    o.evidence_dir = evidence_dir;
+    o.judge_dir = judge_dir;
+    FakeTimedRecorder rec(spec_, o, v, runs);
+    const Record first = rec.measure(v.measurement());
+    v.cheap = [](int run) { return run == 0; };  // the second timing's first run: always checked
+    const Record second = rec.measure(v.measurement());
+    return std::make_pair(first, second);
+  };
+  FakeVariant graded;
+  const auto [g1, g2] = twice(graded, 25, dir_.string(), "");
+  ASSERT_TRUE(g1.passed) << g1.failure;
+  ASSERT_FALSE(g2.passed);
+  FakeVariant judge;
+  const auto [j1, j2] = twice(judge, 0, "", dir_.string());
+  EXPECT_TRUE(j1.passed) << j1.failure;
+  EXPECT_EQ(j1.timed_runs_checked, g1.timed_runs_checked);
+  EXPECT_FALSE(j2.passed);
+  EXPECT_EQ(j2.timed_runs_checked, g2.timed_runs_checked);
+}
