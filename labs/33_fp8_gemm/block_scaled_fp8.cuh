@@ -14,7 +14,8 @@
 //
 // Each thread needs, per slice, sa for its two rows (g, g + 8) and the tile's
 // one sb: three loads from L2-resident scale arrays, issued before the
-// slice's wait so that the loads' latency hides behind the TMA and the wgmma.
+// consumer issues the next slice and waits for this one (promoted_fp8.cuh),
+// so that the loads' latency hides behind the TMA and the wgmma.
 // (DeepGEMM loads A's scales into shared memory with TMA alongside A: fewer
 // load instructions; a step to try.)
 #include "promoted_fp8.cuh"
