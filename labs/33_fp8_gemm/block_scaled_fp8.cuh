@@ -16,8 +16,9 @@
 // one sb: three loads from L2-resident scale arrays, issued before the
 // consumer issues the next slice and waits for this one (promoted_fp8.cuh),
 // so that the loads' latency hides behind the TMA and the wgmma.
-// (DeepGEMM loads A's scales into shared memory with TMA alongside A: fewer
-// load instructions; a step to try.)
+// (DeepGEMM's sm90 kernel loads A's scales into each stage with TMA alongside
+// A, and B's for all of k into shared memory once per tile: fewer load
+// instructions, none of them to global memory in the loop; a step to try.)
 #include "promoted_fp8.cuh"
 
 namespace block_scaled_step {
