@@ -30,7 +30,8 @@
 // setmaxnreg gives a consumer (the producer keeps 40: 40·128 + 232·256 =
 // 64 512 of the SM's 65 536), 40 left for addresses, the loop and the
 // scales; ptxas reports no spills (nvcc -Xptxas -v). The same with 128 × 256
-// tiles would need 384: the tile stays 128 × 128.
+// tiles would need 384, past the 255 a thread can have: the tile stays
+// 128 × 128.
 //
 // The pipeline is lab 30's, reused piece by piece (wgmma_tma.cuh, gemm_tile.cuh):
 // the ring of 128-byte-swizzled stages and its mbarriers, the producer
