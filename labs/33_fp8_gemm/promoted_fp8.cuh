@@ -9,14 +9,29 @@
 // DeepGEMM's remedy, written here for the course: each 128-wide slice of k
 // (4 wgmma m64n128k32) starts a fresh accumulator in the tensor core
 // (scale-d = 0), and when the slice is done the consumer adds it into a
-// second set of FP32 registers with ordinary FADDs. The tensor core's short
+// second set of FP32 registers with ordinary FP32 adds. The tensor core's short
 // sums are then only 128 products long, whatever k is.
 //
-// The cost: a second accumulator set (64 more registers per thread: the
-// tile is 128 × 128, two consumers of 64 × 128, where step 2's 128 × 256
-// tile would need 256), 64 FADDs per thread per slice, and a wgmma wait per
-// slice before the adds (the tensor cores idle unless the other consumer
-// warpgroup has work in flight). The README's table has what it measured.
+// The cost: a second accumulator set (the tile is 128 × 128, two consumers
+// of 64 × 128, where step 2's 128 × 256 tile would need 256 registers more),
+// 64 FMAs per thread per slice, and a wgmma wait per slice before them.
+//
+// Two slices in flight. Waiting for each slice's last wgmma before its adds
+// (wgmma.wait_group 0) leaves the tensor core to the other consumer
+// warpgroup while this one adds, and the two tend to promote at the same
+// moment: measured on the H200 at commit e541eba (README, Results), that
+// kernel ran at 0.87× cuBLASLt's FP8 GEMM where step 2 runs at 1.03×, the
+// promotion costing 16%. So each consumer issues slice s + 1's wgmma into a
+// second set of partial sums, then waits for slice s only (wait_group 1),
+// releases s's stage and promotes s while s + 1 runs in the tensor core.
+// (Lab 30's BF16 kernel, which has no work between slices, gained nothing
+// from wait_group 1: wgmma_tma.cuh.) The registers this needs, per consumer
+// thread: 64 FP32 sums + 2 × 64 partial sums = 192 of the 232 that
+// setmaxnreg gives a consumer (the producer keeps 40: 40·128 + 232·256 =
+// 64 512 of the SM's 65 536), 40 left for addresses, the loop and the
+// scales; ptxas reports no spills (nvcc -Xptxas -v). The same with 128 × 256
+// tiles would need 384, past the 255 a thread can have: the tile stays
+// 128 × 128.
 //
 // The pipeline is lab 30's, reused piece by piece (wgmma_tma.cuh, gemm_tile.cuh):
 // the ring of 128-byte-swizzled stages and its mbarriers, the producer
@@ -111,39 +126,76 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
     hw::setmaxnreg_inc<232>();
     const int consumer = warpgroup - 1;
     const int lane = in_group % 32;
-    int g = 0;
+    const Pair* a_ring = a_tiles + Shape::row_offset(consumer) * tile_k;  // this consumer's 64 rows of stage 0
+    int g = 0;  // the block's slices so far, over all its items: its j-th slice is in stage j % stages
     for (int i = 0; i < items; ++i) {
       const Work work = plan.item(worker, i);
       const TileCoord tile = tile_of_block(work.unit, tiles_m, tiles_n, tile_m, tile_n);
       // This thread's rows of the tile: g and g + 8 of its warp's 16 (hopper.cuh's fragment layout).
       const int row0 = tile.row0 + Shape::row_offset(consumer) + 16 * (in_group / 32);
       const int row = row0 + lane / 4;
-      float total[wg_n / 2];  // FP32, over all of k
-      float part[wg_n / 2];   // the tensor core's sum over one slice (overwritten: scale-d = 0 on its first wgmma)
+      float total[wg_n / 2];    // FP32, over all of k
+      float part[2][wg_n / 2];  // two slices' tensor-core sums (scale-d = 0 on each one's first wgmma)
 #pragma unroll
-      for (int r = 0; r < wg_n / 2; ++r) total[r] = part[r] = 0.0f;
+      for (int r = 0; r < wg_n / 2; ++r) total[r] = part[0][r] = part[1][r] = 0.0f;
 
-      for (int s = work.first; s < work.last; ++s, ++g) {
-        const int stage = g % stages;
-        // The slice's scales are loaded before the wait: their latency hides behind the loads and the wgmma.
-        const typename Scales::Slice factor = scales.slice(row, tile.col0, s);
-        hw::mbarrier_wait(&full[stage], (g / stages) & 1);
-        const Pair* a_rows = a_tiles + stage * tile_m * tile_k + Shape::row_offset(consumer) * tile_k;
+      // The block's j-th slice: wait for its stage, issue its 4 wgmma (16 pairs = 32 of k each) into `sum`, as
+      // one group. The fences: `sum` was last read by a promotion, which must be done before the wgmma write it.
+      auto issue = [&](float (&sum)[wg_n / 2], int j) {
+        const int stage = j % stages;
+        hw::mbarrier_wait(&full[stage], (j / stages) & 1);
+        const Pair* a_rows = a_ring + stage * tile_m * tile_k;
         const Pair* b_rows = b_tiles + stage * tile_n * tile_k;
-        hw::fence_operands(part);
+        hw::fence_operands(sum);
         hw::wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < tile_k; kk += 16)  // 16 pairs = 32 of k per wgmma
-          hw::wgmma_ss<wg_n, Pair>(part, hw::smem_descriptor_128b(a_rows + kk), hw::smem_descriptor_128b(b_rows + kk),
+        for (int kk = 0; kk < tile_k; kk += 16)
+          hw::wgmma_ss<wg_n, Pair>(sum, hw::smem_descriptor_128b(a_rows + kk), hw::smem_descriptor_128b(b_rows + kk),
                                    kk > 0);  // scale-d = 0 on the first: a fresh partial sum
         hw::wgmma_commit_group();
-        hw::wgmma_wait_group<0>();
-        hw::fence_operands(part);
-        if (in_group % 32 == 0) hw::mbarrier_arrive(&empty[stage]);  // the registers hold it: the stage is free
-        // The promotion: c0, c1 of each m16n8 fragment are row g, c2, c3 row g + 8.
+      };
+      // Slice s (the block's j-th) has finished in `ready`: release its stage, add it into total (FP32 FMAs with
+      // the Scales' factor, loaded before the wait for the slice so that its latency hides behind it).
+      auto promote = [&](const float (&ready)[wg_n / 2], typename Scales::Slice factor, int j) {
+        if (lane == 0) hw::mbarrier_arrive(&empty[j % stages]);  // the registers hold the slice: its stage is free
+        // c0, c1 of each m16n8 fragment are row g, c2, c3 row g + 8.
 #pragma unroll
-        for (int r = 0; r < wg_n / 2; ++r) total[r] = fmaf(part[r], r % 4 < 2 ? factor.top : factor.bottom, total[r]);
+        for (int r = 0; r < wg_n / 2; ++r) total[r] = fmaf(ready[r], r % 4 < 2 ? factor.top : factor.bottom, total[r]);
+      };
+      // With slice t in flight in `ready`: issue slice t + 1 into `next`, wait for slice t only (wait_group 1:
+      // the tensor core runs t + 1 meanwhile), promote slice t. No branch around an issue: written with one
+      // (issue only where a next slice exists), ptxas serialised every wgmma of the kernel (nvcc -Xptxas -v,
+      // info C7514: accumulator registers read by other instructions while their wgmma is in flight).
+      auto overlap = [&](float (&ready)[wg_n / 2], float (&next)[wg_n / 2], int t) {
+        const typename Scales::Slice factor = scales.slice(row, tile.col0, work.first + t);
+        issue(next, g + t + 1);
+        hw::wgmma_wait_group<1>();
+        hw::fence_operands(ready);
+        promote(ready, factor, g + t);
+      };
+      // The last slice, in flight in `ready`: nothing left to overlap.
+      auto drain = [&](float (&ready)[wg_n / 2], int t) {
+        const typename Scales::Slice factor = scales.slice(row, tile.col0, work.first + t);
+        hw::wgmma_wait_group<0>();
+        hw::fence_operands(ready);
+        promote(ready, factor, g + t);
+      };
+      // Two slices per trip, so that which of part[0], part[1] a slice uses is known when compiling (registers
+      // cannot be indexed at run time): even slices of the tile in part[0], odd ones in part[1].
+      const int slices = work.last - work.first;
+      issue(part[0], g);
+      int t = 0;
+      for (; t + 2 < slices; t += 2) {  // slice t in flight in part[0], slices t + 1 and t + 2 to come
+        overlap(part[0], part[1], t);
+        overlap(part[1], part[0], t + 1);
       }
+      if (t + 1 < slices) {  // two slices left
+        overlap(part[0], part[1], t);
+        drain(part[1], t + 1);
+      } else {
+        drain(part[0], t);
+      }
+      g += slices;
       const float alpha = scales.output();
 #pragma unroll
       for (int j = 0; j < fragments; ++j) {
@@ -153,8 +205,9 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
       }
     }
     // END SOLUTION
-    // STUB: // TODO: per 128-wide slice, a fresh tensor-core sum (scale-d = 0 on its first wgmma), then, once it is
-    // STUB: // waited for and the stage released, total += part · the Scales' factor (FP32 FMAs); store alpha · total.
+    // STUB: // TODO: per 128-wide slice, a fresh tensor-core sum (scale-d = 0 on its first wgmma). Keep two slices in
+    // STUB: // flight: issue slice s + 1 into a second set of registers, wait for slice s only (wgmma_wait_group<1>),
+    // STUB: // release its stage, then total += part · the Scales' factor (FP32 FMAs); store alpha · total.
   }
 #else
   (void)a_map, (void)b_map, (void)c, (void)m, (void)n, (void)plan, (void)scales;
