@@ -5,7 +5,8 @@
 #      error of each against a double-precision reference says which layout cuBLASLt reads ($OUT/probe.txt);
 #   2. the lab at --quick (odd sizes), --check-only, with block_scaled and cublaslt_fp8;
 #   3. the same three timed at 8192^3 and 4096x7168x16384 (records in $OUT/timed.jsonl);
-#   4. compute-sanitizer memcheck at 131x257x144.
+#   4. compute-sanitizer memcheck at 131x257x144;
+#   5. the grader's edge shapes (tools/grading.toml), --check-only: m = 1, k = 16, partial scale blocks.
 # One line per run with its exit code in $OUT/summary.txt; each run's output in its own file.
 set -u
 OUT="${OUT:-/tmp}"
@@ -111,3 +112,4 @@ V="--variant cublaslt_fp8_block,block_scaled,cublaslt_fp8"
 run quick 60 $B --quick $V --check-only --json "$OUT/quick.jsonl"
 run timed 150 $B --m 8192,4096 --n 8192,7168 --k 8192,16384 $V --json "$OUT/timed.jsonl"
 run memcheck 60 compute-sanitizer --tool memcheck --error-exitcode 1 $B --m 131 --n 257 --k 144 $V --check-only
+run edge 80 $B --m 1,7,33,129,300,1000 --n 1,9,257,130,301,3001 --k 16,144,48,272,4112,1008 $V --check-only
