@@ -28,6 +28,7 @@ const char* to_string(GemmInputs t) {
     case GemmInputs::bf16: return "bf16";
     case GemmInputs::tf32: return "tf32";
     case GemmInputs::fp8_e4m3: return "fp8_e4m3";
+    case GemmInputs::fp8_e4m3_blocks: return "fp8_e4m3_blocks";
   }
   return "?";
 }
@@ -65,15 +66,17 @@ struct GemmCall {
   bool b_transposed;
   GemmInputs inputs = GemmInputs::fp32;
   const float* scale_a = nullptr;  // fp8_e4m3: device scalars, C = (*scale_a)·(*scale_b)·A·Bᵀ
-  const float* scale_b = nullptr;
+  const float* scale_b = nullptr;  // fp8_e4m3_blocks: device arrays in cuBLASLt's layout (blas.hpp)
 };
+
+bool is_fp8(GemmInputs t) { return t == GemmInputs::fp8_e4m3 || t == GemmInputs::fp8_e4m3_blocks; }
 
 // How cuBLAS is told about a GemmCall's inputs: the element type of A and B,
 // and the compute type. C is always CUDA_R_32F, alpha and beta floats.
 cudaDataType_t input_type(GemmInputs t) {
   return t == GemmInputs::fp16       ? CUDA_R_16F
          : t == GemmInputs::bf16     ? CUDA_R_16BF
-         : t == GemmInputs::fp8_e4m3 ? CUDA_R_8F_E4M3
+         : is_fp8(t)                 ? CUDA_R_8F_E4M3
                                      : CUDA_R_32F;
 }
 cublasComputeType_t compute_type(GemmInputs t) {
@@ -200,7 +203,7 @@ struct Cublas::Tuner {
   std::unique_ptr<Choice> search(cublasHandle_t h, const GemmCall& g, cudaStream_t stream, bool timed = true);
   cublasStatus_t run_lt(const Choice& c, const cublasLtMatmulAlgo_t& algo, const GemmCall& g, float* out,
                         cudaStream_t stream) {
-    if (g.inputs == GemmInputs::fp8_e4m3) {
+    if (is_fp8(g.inputs)) {
       // The scales are read from device memory at run time; their addresses
       // may change from call to call. cuBLASLt's A is our B (see Choice).
       if (const cublasStatus_t st = cublasLtMatmulDescSetAttribute(c.op.get(), CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
@@ -268,7 +271,7 @@ const Choice& Cublas::Tuner::choose(cublasHandle_t h, const GemmCall& g, cudaStr
   // A capture records work without running it, and a search must run and wait.
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   CUDALABS_CHECK(cudaStreamIsCapturing(stream, &capture));
-  const bool fp8 = g.inputs == GemmInputs::fp8_e4m3;  // cuBLASLt only: no classic path to fall back on
+  const bool fp8 = is_fp8(g.inputs);  // cuBLASLt only: no classic path to fall back on
   if (capture != cudaStreamCaptureStatusNone) {
     if (fp8)
       throw CudaError("an FP8 GEMM of a new shape inside a CUDA graph capture: cuBLASLt's algorithm must be chosen "
@@ -305,6 +308,21 @@ std::unique_ptr<Choice> Cublas::Tuner::search(cublasHandle_t h, const GemmCall& 
   choice->op.reset(op);
   const cublasOperation_t trans_a = g.b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   CUDALABS_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof trans_a));
+  if (g.inputs == GemmInputs::fp8_e4m3_blocks) {
+    // cuBLASLt's A is our B (the weights, 128x128 blocks), its B our A (the
+    // activations, 1x128 groups). A cuBLAS without these modes, or a GPU
+    // without them, refuses here or offers no algorithm: a CudaError below.
+    const std::int32_t mode_a = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+    const std::int32_t mode_b = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+    CUDALABS_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode_a, sizeof mode_a));
+    CUDALABS_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode_b, sizeof mode_b));
+    // A scale mode other than a scalar needs its pointers before the heuristic
+    // is asked (run_lt sets them again for every call).
+    CUDALABS_CHECK_CUBLAS(
+        cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &g.scale_b, sizeof g.scale_b));
+    CUDALABS_CHECK_CUBLAS(
+        cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &g.scale_a, sizeof g.scale_a));
+  }
   // cuBLASLt's A = our B: column-major n×k (ld n), or k×n (ld k) used transposed.
   const cudaDataType_t in = input_type(g.inputs);
   choice->lt_a = g.b_transposed ? layout(in, g.k, g.n, g.k, g.batch, g.stride_b)
@@ -343,7 +361,7 @@ std::unique_ptr<Choice> Cublas::Tuner::search(cublasHandle_t h, const GemmCall& 
   // Candidate 0 is the classic cublasSgemm (cublasGemmEx), candidate i > 0 the
   // heuristic's offer i - 1. FP8 has no classic path (cublasGemmEx takes no
   // FP8): its candidates are the offers only.
-  const bool fp8 = g.inputs == GemmInputs::fp8_e4m3;
+  const bool fp8 = is_fp8(g.inputs);
   auto run = [&](int i) {
     if (i == 0) return run_classic(h, g, scratch.data(), stream);
     return run_lt(*choice, offered[static_cast<std::size_t>(i - 1)].algo, g, scratch.data(), stream);
@@ -363,9 +381,13 @@ std::unique_ptr<Choice> Cublas::Tuner::search(cublasHandle_t h, const GemmCall& 
   }
   CUDALABS_CHECK(cudaStreamSynchronize(stream));
   if (candidates.empty())
-    throw CudaError("cuBLASLt offers no FP8 (e4m3) algorithm that runs for " + std::to_string(g.m) + "x" +
-                    std::to_string(g.n) + "x" + std::to_string(g.k) + " on this GPU (FP8 needs compute capability "
-                    "8.9 or 9.0, k a multiple of 16 and 16-byte aligned rows)");
+    throw CudaError(std::string("cuBLASLt offers no FP8 (e4m3) ") +
+                    (g.inputs == GemmInputs::fp8_e4m3_blocks ? "block-scaled (1x128 / 128x128) " : "") +
+                    "algorithm that runs for " + std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +
+                    std::to_string(g.k) + " on this GPU (FP8 needs compute capability 8.9 or 9.0, k a multiple of "
+                    "16 and 16-byte aligned rows" +
+                    (g.inputs == GemmInputs::fp8_e4m3_blocks ? "; its block scales, cuBLAS 12.9+ on 9.0 only" : "") +
+                    ")");
   if (!timed) {
     choice->lt = true;
     choice->algo = offered[static_cast<std::size_t>(candidates[0] - 1)].algo;
@@ -462,6 +484,13 @@ void Cublas::gemm(GemmInputs inputs, const void* a, const void* b, float* c, int
 void Cublas::gemm_fp8_e4m3(const void* a, const void* b, const float* scale_a, const float* scale_b, float* c,
                            int m, int n, int k, cudaStream_t stream) const {
   const GemmCall g{a, b, c, m, n, k, 1, 0, 0, 0, 1.0f, 0.0f, true, GemmInputs::fp8_e4m3, scale_a, scale_b};
+  const Choice& choice = tuner_->choose(h_, g, stream);
+  CUDALABS_CHECK_CUBLAS(tuner_->run_lt(choice, choice.algo, g, c, stream));
+}
+
+void Cublas::gemm_fp8_e4m3_blocks(const void* a, const void* b, const float* a_scales, const float* b_scales,
+                                  float* c, int m, int n, int k, cudaStream_t stream) const {
+  const GemmCall g{a, b, c, m, n, k, 1, 0, 0, 0, 1.0f, 0.0f, true, GemmInputs::fp8_e4m3_blocks, a_scales, b_scales};
   const Choice& choice = tuner_->choose(h_, g, stream);
   CUDALABS_CHECK_CUBLAS(tuner_->run_lt(choice, choice.algo, g, c, stream));
 }

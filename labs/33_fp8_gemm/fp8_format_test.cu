@@ -11,7 +11,9 @@
 //     with an outlier: each group's largest value lands on ±448, its scale is
 //     amax / 448, the outlier's group alone is coarse under block scales;
 //   - product_rows: the rounding bound holds for every element, and where the
-//     inputs are exactly representable the quantised products are exact.
+//     inputs are exactly representable the quantised products are exact;
+//   - the scales rearranged for cuBLASLt (cublaslt_1x128, cublaslt_128x128)
+//     against the layout written out element by element from the output side.
 #include <cuda_fp8.h>
 
 #include <cmath>
@@ -173,6 +175,38 @@ int main() {
   const fp8_ref::ProductRows e = fp8_ref::product_rows({ea, eb, eat, ebt, ear, ebb, 2, 3, 32}, {0, 1});
   for (std::size_t i = 0; i < e.exact.size(); ++i)
     expect(e.per_tensor[i] == e.exact[i] && e.block[i] == e.exact[i], "representable inputs: exact products");
+
+  // cuBLASLt's scale layouts (fp8_reference.hpp), checked from the output's
+  // side: each output element decoded into the (row, k-block) it must hold.
+  // Scales numbered 1, 2, 3, ... so that any two misplaced differ.
+  struct LayoutShape {
+    int rows, k;
+  };
+  for (const LayoutShape sh : {LayoutShape{1, 16}, LayoutShape{255, 272}, LayoutShape{257, 640}, LayoutShape{130, 512},
+                               LayoutShape{131, 144}, LayoutShape{7168, 16384}}) {
+    const int kb_count = (sh.k + 127) / 128, rb_count = (sh.rows + 127) / 128;
+    const int padded = (kb_count % 4 == 0) ? kb_count : kb_count + 4 - kb_count % 4;
+    std::vector<float> groups(static_cast<std::size_t>(sh.rows) * kb_count), blocks(static_cast<std::size_t>(rb_count) * kb_count);
+    for (std::size_t i = 0; i < groups.size(); ++i) groups[i] = static_cast<float>(i + 1);
+    for (std::size_t i = 0; i < blocks.size(); ++i) blocks[i] = static_cast<float>(i + 1);
+    // 1x128: element e of the output is k-block e / rows of row e % rows.
+    const std::vector<float> lt_groups = fp8_ref::cublaslt_1x128(groups, sh.rows, sh.k);
+    bool ok = lt_groups.size() == groups.size();
+    for (std::size_t e = 0; ok && e < lt_groups.size(); ++e) {
+      const std::size_t row = e % static_cast<std::size_t>(sh.rows), kb = e / static_cast<std::size_t>(sh.rows);
+      ok = lt_groups[e] == static_cast<float>(row * static_cast<std::size_t>(kb_count) + kb + 1);
+    }
+    expect(ok, "cuBLASLt 1x128 layout: [k-block][row], rows innermost");
+    // 128x128: element e is k-block e % padded of row block e / padded, 0 past the k-blocks.
+    const std::vector<float> lt_blocks = fp8_ref::cublaslt_128x128(blocks, sh.rows, sh.k);
+    ok = lt_blocks.size() == static_cast<std::size_t>(rb_count) * padded &&
+         fp8_ref::cublaslt_block_column(sh.k) == padded && padded % 4 == 0 && padded - kb_count < 4;
+    for (std::size_t e = 0; ok && e < lt_blocks.size(); ++e) {
+      const int rb = static_cast<int>(e) / padded, kb = static_cast<int>(e) % padded;
+      ok = lt_blocks[e] == (kb < kb_count ? static_cast<float>(rb * kb_count + kb + 1) : 0.0f);
+    }
+    expect(ok, "cuBLASLt 128x128 layout: [row block][k-block padded to 4], k-blocks innermost");
+  }
 
   if (failures == 0) std::printf("fp8 format: all checks passed\n");
   return failures == 0 ? 0 : 1;

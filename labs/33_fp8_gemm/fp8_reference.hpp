@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -65,6 +66,41 @@ inline Quantised per_128x128(const std::vector<float>& x, int rows, int k) {
             return scales[(i / k) / fp8::block * k_blocks + (i % k) / fp8::block];
           }),
           scales};
+}
+
+// The block scales as cuBLASLt's own block-scaled GEMM reads them (the
+// cublaslt_fp8_block row; cudalabs::Cublas::gemm_fp8_e4m3_blocks). Our C =
+// A·Bᵀ is cuBLASLt's column-major Cᵀ = B·Aᵀ: its A is our B (k×n, k
+// innermost, transposed), its B our A (k×m, k innermost). cuBLAS's
+// "Scaling factors layouts" (as PyTorch's _scaled_mm checks them since
+// pytorch/pytorch#166752) then asks for
+//   VEC128_32F on its B (our A, 1×128): a [ceil(k/128)] × [m] array, rows
+//     of A innermost: out[kb·m + row]; no padding;
+//   BLK128x128_32F on its A (our B, 128×128): per column of blocks (128 rows
+//     of B) its ceil(k/128) scales, innermost, padded to a multiple of 4
+//     (16 bytes): out[(row/128)·round_up(ceil(k/128), 4) + kb], the padding 0.
+// Both are rearrangements of the scales per_1x128 and per_128x128 return.
+inline std::vector<float> cublaslt_1x128(const std::vector<float>& scales, int rows, int k) {
+  const std::size_t k_blocks = static_cast<std::size_t>(cudalabs::ceil_div(k, fp8::block));
+  const std::size_t r = static_cast<std::size_t>(rows);
+  std::vector<float> out(k_blocks * r);
+  for (std::size_t row = 0; row < r; ++row)
+    for (std::size_t kb = 0; kb < k_blocks; ++kb) out[kb * r + row] = scales[row * k_blocks + kb];
+  return out;
+}
+
+// The padded length of one column of 128×128 scales in cuBLASLt's layout.
+inline int cublaslt_block_column(int k) { return cudalabs::ceil_div(cudalabs::ceil_div(k, fp8::block), 4) * 4; }
+
+inline std::vector<float> cublaslt_128x128(const std::vector<float>& scales, int rows, int k) {
+  const std::size_t k_blocks = static_cast<std::size_t>(cudalabs::ceil_div(k, fp8::block));
+  const std::size_t row_blocks = static_cast<std::size_t>(cudalabs::ceil_div(rows, fp8::block));
+  const std::size_t column = static_cast<std::size_t>(cublaslt_block_column(k));
+  std::vector<float> out(row_blocks * column, 0.0f);
+  for (std::size_t rb = 0; rb < row_blocks; ++rb)
+    std::copy_n(scales.begin() + static_cast<std::ptrdiff_t>(rb * k_blocks), k_blocks,
+                out.begin() + static_cast<std::ptrdiff_t>(rb * column));
+  return out;
 }
 
 // The values of the 256 e4m3 codes.

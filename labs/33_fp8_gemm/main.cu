@@ -10,6 +10,9 @@
 //                  pointers), the fastest of its heuristic's algorithms
 //   cublas_bf16    the same shapes in BF16 (the FP32 inputs rounded), cuBLAS's
 //                  fastest: what FP8 should beat by about 2×
+//   cublaslt_fp8_block  cuBLASLt's own 1×128 / 128×128 block scaling, fed
+//                  block_scaled's inputs and scales: a second library row, run
+//                  only when named (--variant cublaslt_fp8_block) until measured
 //   quantisation   step 1: amax, per-tensor scales, 1×128 (A) and 128×128 (B)
 //                  block scales and the e4m3 rounding, on the GPU   fp8_quantise.cuh
 //   per_tensor     step 2: lab 30's pipeline on FP8 operands, scales at the
@@ -44,6 +47,16 @@
 // Steps 2-4 need a Hopper GPU and sm_90a code (kernels_hopper.cu); elsewhere
 // they are skipped with a note, and with nothing else selected the lab exits 77.
 //
+// cublaslt_fp8_block multiplies the same codes as block_scaled, its scales
+// rearranged into cuBLASLt's layout (fp8_reference.hpp, cublaslt_1x128 and
+// cublaslt_128x128). cuBLAS documents no accuracy for its block-scaled GEMM,
+// so it is held to the tensor-core accumulation bounds (2^-6, as cublaslt_fp8),
+// not to the 2^-8 / 2^-9 of the kernels that promote every 128 of k, although
+// a scale per 128 of k leaves it no way but to promote too. Where it ran,
+// block_scaled's record carries its time (extra.cublaslt_fp8_block_ms: the
+// ratio is that over block_scaled's median) and a note gives the ratio;
+// vs_baseline stays against cublaslt_fp8 for every row.
+//
 // Run: make run LAB=33
 //      build/labs/33_fp8_gemm/33_fp8_gemm --m 8192 --n 8192 --k 8192
 //      build/labs/33_fp8_gemm/33_fp8_gemm --m 4096 --n 7168 --k 16384 --variant block_scaled
@@ -58,6 +71,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <cudalabs/blas.hpp>
@@ -98,6 +112,8 @@ constexpr double bf16_bound = 1.0 / 128;
 constexpr double tiny = 1e-20;  // where a bound is 0 (an all-zero dot product), C must be 0 to ~1e-20
 
 const std::vector<std::string> gemm_steps = {"per_tensor", "promoted", "block_scaled"};
+// Not in the default run until it has been measured: only when --variant names it.
+const std::string lt_block = "cublaslt_fp8_block";
 
 // Uniform in [-1, 1) from `seed`, with one element in 1024 (drawn from the
 // seed) multiplied by 100.
@@ -180,6 +196,17 @@ void run_fp8_lab(cudalabs::Session& s) {
   const std::string hopper = lab33::hopper_unavailable();
   std::set<std::string> skipped;
   bool any_runs = s.selected("quantisation");
+  // cuBLAS's VEC128_32F / BLK128x128_32F scale modes exist for compute
+  // capability 9.0 only (cublasLtMatmul's scaling modes, cuBLAS 12.9 and later).
+  const auto& named = s.options().variants;
+  bool lt_block_wanted = std::find(named.begin(), named.end(), lt_block) != named.end();
+  if (lt_block_wanted && !(s.device().cc_major == 9 && s.device().cc_minor == 0)) {
+    lt_block_wanted = false;
+    skipped.insert(lt_block + " skipped: cuBLASLt's 1x128 / 128x128 block scaling runs on compute capability 9.0 "
+                              "only, this GPU is " + std::to_string(s.device().cc_major) + "." +
+                   std::to_string(s.device().cc_minor) + ".");
+  }
+  any_runs = any_runs || lt_block_wanted;
   for (const auto& step : gemm_steps) {
     if (!s.selected(step)) continue;
     if (hopper.empty())
@@ -210,6 +237,11 @@ void run_fp8_lab(cudalabs::Session& s) {
     DeviceQuantised a_rows(a_count, a_scales, "A 1x128"), b_blocks(b_count, b_scales, "B 128x128");
     DeviceQuantised out_a_tensor(a_count, 1, "step 1's A per tensor"), out_b_tensor(b_count, 1, "step 1's B per tensor");
     DeviceQuantised out_a_rows(a_count, a_scales, "step 1's A 1x128"), out_b_blocks(b_count, b_scales, "step 1's B 128x128");
+    // block_scaled's scales in cuBLASLt's layout (cublaslt_fp8_block).
+    cudalabs::DeviceBuffer<float> lt_a_scales(lt_block_wanted ? a_scales : 1, "A 1x128 scales, cuBLASLt's layout");
+    cudalabs::DeviceBuffer<float> lt_b_scales(
+        lt_block_wanted ? static_cast<std::size_t>(cudalabs::ceil_div(n, fp8::block)) * fp8_ref::cublaslt_block_column(k) : 1,
+        "B 128x128 scales, cuBLASLt's layout");
 
     std::vector<float> a, b;
     fp8_ref::Quantised qa_tensor, qb_tensor, qa_rows, qb_blocks;
@@ -227,6 +259,10 @@ void run_fp8_lab(cudalabs::Session& s) {
       std::transform(b.begin(), b.end(), b16.begin(), [](float v) { return __float2bfloat16_rn(v); });
       d_a.upload(a), d_b.upload(b), d_a16.upload(a16), d_b16.upload(b16);
       a_tensor.upload(qa_tensor), b_tensor.upload(qb_tensor), a_rows.upload(qa_rows), b_blocks.upload(qb_blocks);
+      if (lt_block_wanted) {
+        lt_a_scales.upload(fp8_ref::cublaslt_1x128(qa_rows.scales, m, k));
+        lt_b_scales.upload(fp8_ref::cublaslt_128x128(qb_blocks.scales, n, k));
+      }
       // All rows while m·n·k <= 2^28 (the reference's eight sums per product: about a second), else 8.
       rows = matmul_detail::rows_to_check(m, n, k, cudalabs::mix_seed(seed, 3), 268435456.0, 8);
       ref = fp8_ref::product_rows({a, b, qa_tensor, qb_tensor, qa_rows, qb_blocks, m, n, k}, rows);
@@ -321,6 +357,34 @@ void run_fp8_lab(cudalabs::Session& s) {
     row.peak = cudalabs::Peak::fp8_tensor;
     row.work = gemm_work;
 
+    // cuBLASLt's own block scaling: its algorithm chosen now, as cublaslt_fp8's
+    // above; where it offers none that runs, no row, said in a note.
+    double lt_block_ms = 0;  // its median time at this point, where it ran and passed
+    bool lt_block_row = lt_block_wanted;
+    if (lt_block_row) {
+      auto run_lt_block = [&](cudaStream_t st) {
+        blas.gemm_fp8_e4m3_blocks(a_rows.q.data(), b_blocks.q.data(), lt_a_scales.data(), lt_b_scales.data(),
+                                  d_c.data(), m, n, k, st);
+      };
+      try {
+        run_lt_block(s.stream());
+        CUDALABS_CHECK(cudaStreamSynchronize(s.stream()));
+      } catch (const cudalabs::CudaError& e) {
+        lt_block_row = false;
+        s.note(cudalabs::to_string(point) + ": no " + lt_block + " row: " + e.what());
+      }
+      if (lt_block_row) {
+        row.variant = lt_block;
+        row.work.bytes = ab + 4.0 * m * n + 4.0 * static_cast<double>(a_rows.scales.size() + b_blocks.scales.size());
+        row.run = run_lt_block;
+        row.check = [&] { return check_gemm(true, acc_tensor_core); };
+        const cudalabs::Record& r = s.measure(row);
+        if (r.timed && r.passed) lt_block_ms = r.timing.median_ms;
+        note_error(lt_block, true);
+        row.work = gemm_work;
+      }
+    }
+
     if (s.selected("quantisation")) {
       // All four quantisations of A and B: each reads its FP32 input and writes one byte per element.
       cudalabs::Measurement q{.variant = "quantisation",
@@ -377,14 +441,24 @@ void run_fp8_lab(cudalabs::Session& s) {
       };
       row.check = [&] { return check_gemm(step.blocks, step.acc); };
       row.resources = step.resources();
-      s.measure(row);
+      // The second library row, block_scaled's own (main's header).
+      row.extra.clear();
+      if (step.name == "block_scaled" && lt_block_ms > 0) row.extra["cublaslt_fp8_block_ms"] = lt_block_ms;
+      const cudalabs::Record& r = s.measure(row);
+      if (!row.extra.empty() && r.timed && r.timing.median_ms > 0) {
+        char ratio[32];
+        std::snprintf(ratio, sizeof ratio, "%.2fx", lt_block_ms / r.timing.median_ms);
+        s.note(cudalabs::to_string(point) + ": block_scaled runs at " + ratio + " the rate of " + lt_block +
+               " (cuBLASLt's own block scaling, the same inputs and scales)");
+      }
+      row.extra.clear();
       note_error(step.name, step.blocks);
     }
     // Which algorithm each library row ran (none where the point was not timed).
-    for (auto [name, inputs] : {std::pair{"cublaslt_fp8", cudalabs::GemmInputs::fp8_e4m3},
-                                std::pair{"cublas_bf16", cudalabs::GemmInputs::bf16}}) {
-      const std::string algorithm = fp8_row || inputs == cudalabs::GemmInputs::bf16
-                                        ? blas.algorithm_of(inputs, m, n, k, true) : std::string();
+    for (auto [name, inputs, ran] : {std::tuple{"cublaslt_fp8", cudalabs::GemmInputs::fp8_e4m3, fp8_row},
+                                     std::tuple{"cublas_bf16", cudalabs::GemmInputs::bf16, true},
+                                     std::tuple{"cublaslt_fp8_block", cudalabs::GemmInputs::fp8_e4m3_blocks, lt_block_row}}) {
+      const std::string algorithm = ran ? blas.algorithm_of(inputs, m, n, k, true) : std::string();
       if (!algorithm.empty()) s.note(cudalabs::to_string(point) + ": the " + name + " row is " + algorithm);
     }
     if (rows.size() < static_cast<std::size_t>(m))
@@ -408,6 +482,8 @@ int main(int argc, char** argv) {
           "against cuBLASLt's FP8 GEMM (per-tensor scales) and cuBLAS BF16 in the same run. Inputs have outliers\n"
           "(1 in 1024 is 100x the rest). Any m, n; k a multiple of 16. The GEMM steps need compute capability\n"
           "9.0 and a build with 9.0 among the architectures (skipped, not failed, elsewhere).\n"
+          "--variant cublaslt_fp8_block adds cuBLASLt's own block-scaled GEMM (not in the default run); block_scaled's\n"
+          "records then carry its time as extra.cublaslt_fp8_block_ms (the ratio: that over block_scaled's time).\n"
           "Default sizes: 8192³, 4096×7168×16384 (DeepGEMM's published shape) and decode-like m = 16, 128.",
       .sizes = {{.name = "m", .help = "rows of A and C (tokens)", .full = {8192, 4096, 16, 128}, .quick = {1, 67, 129, 255},
                  .max = max_dim},
@@ -420,7 +496,10 @@ int main(int argc, char** argv) {
                    {"quantisation", "step 1: amax, per-tensor, 1x128 and 128x128 scales, e4m3 rounding on the GPU"},
                    {"per_tensor", "step 2: lab 30's TMA + wgmma pipeline on FP8 (m64nNk32 e4m3), scales at the store (sm_90a)"},
                    {"promoted", "step 3: 128x128 tiles, tensor-core sums promoted to FP32 every 128 of k (sm_90a)"},
-                   {"block_scaled", "step 4: step 3 with 1x128 (A) and 128x128 (B) scales applied at each promotion (sm_90a)"}}};
+                   {"block_scaled", "step 4: step 3 with 1x128 (A) and 128x128 (B) scales applied at each promotion (sm_90a)"},
+                   {"cublaslt_fp8_block", "cuBLASLt's own 1x128 / 128x128 block scaling (VEC128_32F / BLK128x128_32F, "
+                                          "compute capability 9.0) on block_scaled's inputs: a second library row, "
+                                          "not in the default run until measured; only when --variant names it"}}};
 
   // k must be a multiple of 16 (FP8 rows of 16-byte multiples for TMA and
   // cuBLASLt): a usage error, found before any device is looked for.

@@ -22,7 +22,8 @@ namespace cudalabs {
 // tensor cores. tf32: A and B hold floats that the tensor cores read as TF32
 // (CUBLAS_COMPUTE_32F_FAST_TF32: 10 of the 23 mantissa bits). fp32: as sgemm().
 // fp8_e4m3: A and B hold __nv_fp8_e4m3, with per-tensor scales (gemm_fp8_e4m3).
-enum class GemmInputs { fp32, fp16, bf16, tf32, fp8_e4m3 };
+// fp8_e4m3_blocks: the same, with 1x128 / 128x128 block scales (gemm_fp8_e4m3_blocks).
+enum class GemmInputs { fp32, fp16, bf16, tf32, fp8_e4m3, fp8_e4m3_blocks };
 const char* to_string(GemmInputs t);
 
 void check_cublas(cublasStatus_t status, const char* expr, const char* file, int line);
@@ -74,6 +75,20 @@ class Cublas {
   // or 9.0, k a multiple of 16; otherwise a CudaError that says so.
   void gemm_fp8_e4m3(const void* a, const void* b, const float* scale_a, const float* scale_b, float* c, int m, int n,
                      int k, cudaStream_t stream) const;
+  // The same product with DeepSeek-V3's block scales, applied by cuBLASLt
+  // itself: C = Σ_kb (a_scale[row][kb] · b_scale[col/128][kb]) · (A·Bᵀ over the
+  // kb-th 128 of k). The scales are device floats already in cuBLASLt's
+  // layout (its A is our B, its B our A: see blas.cpp):
+  //   a_scales (CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F): one per row of A per
+  //     128 of k, rows innermost: a_scales[kb·m + row], ceil(k/128)·m floats;
+  //   b_scales (CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F): one per 128×128
+  //     block of B, k-blocks innermost, each column of blocks padded to a
+  //     multiple of 4: b_scales[(col/128)·round_up(ceil(k/128), 4) + kb].
+  // cuBLAS 12.9 or later on compute capability 9.0 only; elsewhere, or for a
+  // shape no algorithm takes, a CudaError that says so. The same search as
+  // gemm_fp8_e4m3 (its own choice per shape).
+  void gemm_fp8_e4m3_blocks(const void* a, const void* b, const float* a_scales, const float* b_scales, float* c,
+                            int m, int n, int k, cudaStream_t stream) const;
   // As prepare_sgemm(), for gemm().
   void prepare_gemm(GemmInputs inputs, const void* a, const void* b, const float* c, int m, int n, int k,
                     cudaStream_t stream, bool b_transposed = false) const;
