@@ -378,6 +378,9 @@ void Recorder::finish() {
   for (const auto& r : records_) failed += r.passed ? 0 : 1;
   if (records_.empty())
     std::printf("\n  nothing was run\n");
+  else if (failed == 0 && evidence::mode() == evidence::Mode::record)
+    std::printf("\n  all %zu outputs sent to the judge (--evidence): it compares them, this program does not\n",
+                records_.size());
   else if (failed == 0)
     std::printf("\n  all %zu results correct\n", records_.size());
   else

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cudalabs/evidence.hpp"
 #include "revision.hpp"
 
 namespace cudalabs {
@@ -194,7 +195,9 @@ std::string table_row(const Record& r) {
   std::string ceil = r.pct_of_ceiling > 0 ? fmt("%.1f", r.pct_of_ceiling) + (r.suspect ? "!" : "") : "-";
   std::string vs = r.vs_baseline > 0 ? fmt("%.2fx", r.vs_baseline) : "-";
   std::string err = r.check.count ? fmt("%.2e", reported_check(r).max_abs_err) : "-";
-  std::string verdict = r.passed ? "PASS" : "FAIL";
+  // A graded program (--evidence) compares nothing: the judge's verdict counts.
+  const bool sent = evidence::mode() == evidence::Mode::record;
+  std::string verdict = r.passed ? (sent ? "SENT" : "PASS") : "FAIL";
   if (r.implausible) verdict += " IMPLAUSIBLE";
   if (r.throttled) verdict += " (throttled)";
   if (r.timed && r.timing.stop != StopReason::precision) verdict += std::string(" (timer stopped at ") + to_string(r.timing.stop) + ")";

@@ -197,3 +197,35 @@ TEST(CheckerBits, ACopyMustKeepEveryBit) {
     EXPECT_EQ(r.first_bad[0].index, static_cast<std::size_t>(i));
   }
 }
+
+TEST(CheckExact, LargeOutputsAreComparedInParallelWithTheSameVerdict) {
+  // 5 million elements: several of parallel_for's 2^20-element chunks. Bad
+  // elements in the last chunk and the first are all counted, and the first
+  // ones reported are the lowest indices, in order, whichever chunk ends first.
+  const std::size_t n = 5'000'003;
+  std::vector<std::int32_t> expected(n);
+  for (std::size_t i = 0; i < n; ++i) expected[i] = static_cast<std::int32_t>(i % 1000);
+  std::vector<std::int32_t> got = expected;
+  for (std::size_t i : {n - 1, std::size_t{7}, std::size_t{3'000'000}, std::size_t{2}}) got[i] += 3;
+  const CheckResult r = check_exact(std::span<const std::int32_t>(got), std::span<const std::int32_t>(expected));
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.bad, 4u);
+  EXPECT_EQ(r.max_abs_err, 3.0);
+  ASSERT_EQ(r.first_bad.size(), 4u);
+  EXPECT_EQ(r.first_bad[0].index, 2u);
+  EXPECT_EQ(r.first_bad[1].index, 7u);
+  EXPECT_EQ(r.first_bad[2].index, 3'000'000u);
+  EXPECT_EQ(r.first_bad[3].index, n - 1);
+  EXPECT_TRUE(check_exact(std::span<const std::int32_t>(expected), std::span<const std::int32_t>(expected)).passed);
+
+  // check_bits takes the same path once the bytes differ: one flipped bit in
+  // the last element of a large copy is found.
+  std::vector<float> copy(n, 1.5f), flipped = copy;
+  flipped[n - 1] = std::bit_cast<float>(std::bit_cast<std::uint32_t>(1.5f) ^ 1u);
+  EXPECT_TRUE(check_bits(copy, copy).passed);
+  const CheckResult b = check_bits(flipped, copy);
+  EXPECT_FALSE(b.passed);
+  EXPECT_EQ(b.bad, 1u);
+  ASSERT_EQ(b.first_bad.size(), 1u);
+  EXPECT_EQ(b.first_bad[0].index, n - 1);
+}

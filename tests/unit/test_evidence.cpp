@@ -44,11 +44,14 @@ const std::vector<double> sum_of_three = {6.0};
 }  // namespace
 
 TEST_F(Evidence, TheJudgeComparesWhatTheGradedProgramWrote) {
-  // The graded program's kernel was wrong (5 for 6); whatever it reports about
-  // itself, the judge compares its 5 with the judge's own reference, while the
-  // judge's own kernel got it right.
+  // The graded program's kernel was wrong (5 for 6). The graded program
+  // compares nothing (its verdict would count for nothing): it says so, and
+  // the judge compares its 5 with the judge's own reference, while the judge's
+  // own kernel got it right.
   evidence::configure(evidence::Mode::record, dir_.string());
-  EXPECT_FALSE(first_check({5.0f}, sum_of_three).passed);
+  const CheckResult graded = first_check({5.0f}, sum_of_three);
+  EXPECT_TRUE(graded.passed);
+  EXPECT_NE(graded.note.find("recorded for the judge"), std::string::npos) << graded.note;
   evidence::configure(evidence::Mode::judge, dir_.string());
   const CheckResult judged = first_check({6.0f}, sum_of_three);
   EXPECT_FALSE(judged.passed);
