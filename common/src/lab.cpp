@@ -238,8 +238,12 @@ const Record& Recorder::measure(const Measurement& m) {
         if (why_not.empty()) recorder.restore_buffers();
       }
     } moved(*this, judging() ? "a judge" : host ? "a CPU variant" : m.keeps_pointers);
-    r.fresh_buffers = moved.why_not.empty();
-    r.fresh_buffers_why = moved.why_not;
+    // A judge's failure speaks of the graded program's run, which moved its
+    // buffers unless the variant keeps pointers by design (or there was no
+    // room to copy them: its own record says so).
+    const std::string graded_why = host ? "a CPU variant" : m.keeps_pointers;
+    r.fresh_buffers = judging() ? graded_why.empty() : moved.why_not.empty();
+    r.fresh_buffers_why = judging() ? graded_why : moved.why_not;
     r.recheck = checked_run(m, nullptr, "fresh");
     if (!r.recheck.passed) {
       r.failure = (r.fresh_inputs ? "fresh inputs (seed " + std::to_string(r.fresh_seed) + ")" +
