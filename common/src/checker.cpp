@@ -118,8 +118,7 @@ namespace {
 template <typename Expected>
 CheckResult observed_compare(std::span<const float> got, std::span<const Expected> expected, Tolerance tol,
                              bool specials = false) {
-  std::vector<float> judged;
-  const Observed<float> observed = observe(got, judged);
+  const Observed<float> observed = observe(got);
   if (!observed.missing.empty()) return missing_output(expected.size(), observed.missing);
   if (evidence::mode() == evidence::Mode::record) return recorded_for_judge(expected.size());
   return compare(observed.data, expected, tol, specials);
@@ -138,8 +137,7 @@ CheckResult check_close_ieee(std::span<const float> got, std::span<const double>
 }
 
 CheckResult check_bits(std::span<const float> got_here, std::span<const float> expected) {
-  std::vector<float> judged;
-  const Observed<float> observed = observe(got_here, judged);
+  const Observed<float> observed = observe(got_here);
   if (!observed.missing.empty()) return missing_output(expected.size(), observed.missing);
   if (evidence::mode() == evidence::Mode::record) return recorded_for_judge(expected.size());
   const std::span<const float> got = observed.data;

@@ -165,3 +165,32 @@ TEST_F(Evidence, OffByDefault) {
   EXPECT_TRUE(first_check({6.0f}, sum_of_three).passed);
   EXPECT_FALSE(fs::exists(dir_));
 }
+
+TEST_F(Evidence, AJudgeReadsARepeatedOutputOnce) {
+  // The same bytes left by the first and the repeated run are one file (a hard
+  // link); a judge reads it once and compares the repeated step from the same
+  // memory. A different output is read on its own.
+  evidence::configure(evidence::Mode::record, dir_.string());
+  const std::vector<float> six = {6.0f, 6.0f}, seven = {7.0f, 7.0f};
+  for (const char* step : {"first", "repeat"}) {
+    evidence::Scope scope("tree", "n=3", step);
+    observe(std::span<const float>(six));
+  }
+  {
+    evidence::Scope scope("tree", "n=3", "fresh");
+    observe(std::span<const float>(seven));
+  }
+  evidence::configure(evidence::Mode::judge, dir_.string());
+  const std::vector<float> mine = {0.0f, 0.0f};
+  std::vector<const float*> where;
+  for (const char* step : {"first", "repeat", "fresh"}) {
+    evidence::Scope scope("tree", "n=3", step);
+    const Observed<float> o = observe(std::span<const float>(mine));
+    ASSERT_TRUE(o.missing.empty()) << o.missing;
+    ASSERT_EQ(o.data.size(), 2u);
+    EXPECT_EQ(o.data[1], std::string(step) == "fresh" ? 7.0f : 6.0f) << step;
+    where.push_back(o.data.data());
+  }
+  EXPECT_EQ(where[0], where[1]);
+  EXPECT_NE(where[2], mine.data());
+}

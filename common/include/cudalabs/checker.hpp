@@ -148,8 +148,7 @@ CheckResult exact_compare(std::span<const Got> got, std::span<const Expected> ex
 
 template <typename Got, typename Expected>
 CheckResult check_exact(std::span<const Got> got_here, std::span<const Expected> expected) {
-  std::vector<Got> judged;
-  const Observed<Got> observed = observe(got_here, judged);
+  const Observed<Got> observed = observe(got_here);
   if (!observed.missing.empty()) return missing_output(expected.size(), observed.missing);
   if (evidence::mode() == evidence::Mode::record) return recorded_for_judge(expected.size());
   const std::span<const Got> got = observed.data;

@@ -71,12 +71,14 @@ std::size_t recorded(const std::string& variant, const std::string& size, const 
 
 // The untyped core of observe(): `count` elements of `elem_size` bytes at
 // `data`, of element type `type` ("f32", "i64", ...). Record: writes them and
-// returns "". Judge: fills `judged` with the graded program's bytes and returns
-// "", or returns why there are none (missing, another type or length).
-// Off: returns "" and does nothing. With `any_count` a judge takes however
-// many elements the graded program wrote (observe_vector).
+// returns "". Judge: points `judged` at the graded program's bytes and returns
+// "", or returns why there are none (missing, another type or length); the
+// bytes stay valid until the same check's next observation in that order, or
+// a check of another record. Off: returns "" and does nothing. With
+// `any_count` a judge takes however many elements the graded program wrote
+// (observe_vector).
 std::string observe_bytes(const void* data, std::size_t count, std::size_t elem_size, const char* type,
-                          std::vector<std::byte>& judged, bool any_count = false);
+                          std::span<const std::byte>& judged, bool any_count = false);
 
 // The element type's name in an evidence file (the judge refuses another type).
 template <typename T>
@@ -96,8 +98,9 @@ constexpr const char* type_name() {
 namespace cudalabs {
 
 // What a check compares: `data` is `got` itself, except in a judge, where it is
-// the graded program's output for this check (kept in `storage`). `missing`
-// says why a judge has none ("" otherwise): the check must then fail with it.
+// the graded program's output for this check (read from its evidence, valid
+// for the check). `missing` says why a judge has none ("" otherwise): the
+// check must then fail with it.
 template <typename T>
 struct Observed {
   std::span<const T> data;
@@ -105,15 +108,15 @@ struct Observed {
 };
 
 template <typename T>
-Observed<T> observe(std::span<const T> got, std::vector<T>& storage) {
+Observed<T> observe(std::span<const T> got) {
   static_assert(std::is_trivially_copyable_v<T>, "observe() writes outputs as raw bytes");
-  std::vector<std::byte> judged;
+  std::span<const std::byte> judged;
   std::string missing = evidence::observe_bytes(got.data(), got.size(), sizeof(T), evidence::type_name<T>(), judged);
   if (!missing.empty()) return {{}, std::move(missing)};
   if (evidence::mode() != evidence::Mode::judge) return {got, ""};
-  storage.resize(judged.size() / sizeof(T));
-  if (!judged.empty()) std::memcpy(storage.data(), judged.data(), judged.size());
-  return {std::span<const T>(storage), ""};
+  // The evidence was read into an array of bytes, which provides storage for
+  // elements of any trivially copyable type.
+  return {std::span<const T>(reinterpret_cast<const T*>(judged.data()), judged.size() / sizeof(T)), ""};
 }
 
 // For a check that compares in its own way (a count and a list, an estimate,
@@ -123,7 +126,7 @@ Observed<T> observe(std::span<const T> got, std::vector<T>& storage) {
 template <typename T>
 std::string observe_in_place(std::span<T> got) {
   static_assert(std::is_trivially_copyable_v<T>, "observe_in_place() writes outputs as raw bytes");
-  std::vector<std::byte> judged;
+  std::span<const std::byte> judged;
   std::string missing = evidence::observe_bytes(got.data(), got.size(), sizeof(T), evidence::type_name<T>(), judged);
   if (missing.empty() && evidence::mode() == evidence::Mode::judge && !judged.empty())
     std::memcpy(got.data(), judged.data(), judged.size());
@@ -135,7 +138,7 @@ std::string observe_in_place(std::span<T> got) {
 template <typename T>
 std::string observe_vector(std::vector<T>& got) {
   static_assert(std::is_trivially_copyable_v<T>, "observe_vector() writes outputs as raw bytes");
-  std::vector<std::byte> judged;
+  std::span<const std::byte> judged;
   std::string missing =
       evidence::observe_bytes(got.data(), got.size(), sizeof(T), evidence::type_name<T>(), judged, /*any_count=*/true);
   if (missing.empty() && evidence::mode() == evidence::Mode::judge) {
