@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <new>
+#include <random>
 #include <stdexcept>
 
 #include "cudalabs/evidence.hpp"
@@ -187,7 +188,6 @@ const Record& Recorder::measure(const Measurement& m) {
     // the graded program and its judge do not both time (a failed trace) puts
     // them out of step for that variant and size only.
     timed_run_step_ = "timed-run." + std::to_string(timings_[m.variant + "@" + to_string(m.size)]++);
-    timed_run_seed_ = mix_seed(options_.seed ^ 0x71DE5A3B1Eull, ++timings_begun_);
     // A reservoir of two runs: a launcher that does less on a random half of
     // its calls passes a uniform sample of 2 with probability 1/4, and the
     // other runs checked make that less. A check downloads and compares the
@@ -260,7 +260,12 @@ const Record& Recorder::measure(const Measurement& m) {
 }
 
 void Recorder::after_timed_run(const Measurement& m, Record& r, int run) {
-  if (checks_timed_run(timed_run_seed_, timed_run_sample_, run)) check_timed_run(m, r, run);
+  // The draw comes from the operating system once the run has finished: not
+  // from --seed, which a launcher can read as well as the harness can, and not
+  // before the run, so nothing in the process holds it while the launcher runs.
+  static std::random_device entropy;
+  const std::uint64_t draw = (static_cast<std::uint64_t>(entropy()) << 32) ^ entropy();
+  if (checks_timed_run(draw, timed_run_sample_, run)) check_timed_run(m, r, run);
 }
 
 void Recorder::check_timed_run(const Measurement& m, Record& r, int run) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -174,7 +175,7 @@ TEST_F(TimedRuns, LessWorkOnEveryOtherCallFailsThoughTheLastRunIsFull) {
 
 TEST_F(TimedRuns, LessWorkOnARandomHalfOfTheCallsIsCaughtAtLeastThreeTimesInFour) {
   // The launcher's own coin (a hash of its call count, unknown to the harness)
-  // against the harness's choice of runs (seeded by --seed): 2 or more checked
+  // against the harness's choice of runs (drawn after each run): 2 or more checked
   // runs each see a cheap call with probability 1/2.
   int caught = 0;
   constexpr int seeds = 400;
@@ -184,6 +185,19 @@ TEST_F(TimedRuns, LessWorkOnARandomHalfOfTheCallsIsCaughtAtLeastThreeTimesInFour
     caught += !measure(v, 60, seed).passed;
   }
   EXPECT_GE(caught, seeds * 3 / 4);
+}
+
+TEST_F(TimedRuns, TheRunsCheckedDoNotFollowTheSeed) {
+  // --seed is on the command line, where a launcher could read it: the runs
+  // checked are drawn from the operating system instead, so the same seed
+  // checks different runs (here: different numbers of them) from one timing
+  // to the next.
+  std::set<int> counts;
+  for (int i = 0; i < 20; ++i) {
+    FakeVariant v;
+    counts.insert(measure(v, 60, 42).timed_runs_checked);
+  }
+  EXPECT_GT(counts.size(), 1u);
 }
 
 TEST_F(TimedRuns, AJudgeJudgesEveryTimedRunTheGradedProgramChecked) {

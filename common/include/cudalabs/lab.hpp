@@ -172,9 +172,7 @@ class Recorder {
   std::vector<std::string> notes_;
   std::uint64_t fresh_inputs_drawn_ = 0;
   std::map<std::string, int> timings_;  // step 3s begun per "variant@size": names their timed-run checks
-  std::uint64_t timings_begun_ = 0;     // in all: seeds each one's choice of runs
   std::string timed_run_step_;          // "timed-run.N": the evidence step of this timing's checks
-  std::uint64_t timed_run_seed_ = 0;
   int timed_run_sample_ = 0;        // k of checks_timed_run
   // One check of a timed run's output, counted into r (run: -1 in a judge).
   void check_timed_run(const Measurement& m, Record& r, int run);

@@ -75,7 +75,8 @@ TimingStats time_on_stream(cudaStream_t stream, const std::function<void(cudaStr
 // Whether the output of timed run `run` (0, 1, ... in order) is checked right
 // after it ran: every run that enters a reservoir sample of k runs (Vitter's
 // algorithm R), that is runs 0 .. k-1, then run i with probability k / (i + 1),
-// drawn from `seed` and i alone. However many runs the timer ends up making,
+// drawn from `seed` and i alone (the harness draws a new seed from the
+// operating system for each run). However many runs the timer ends up making,
 // the runs checked include a uniform sample of k of them all, first and last
 // alike; about k·(1 + ln(runs / k)) are checked. The decision for a run is made
 // after that run has finished, so the launcher cannot know it while it runs.
