@@ -316,6 +316,7 @@ void Recorder::rate(Record& r, const Measurement& m) {
   r.peak_gflops = device_.peak_gflops(m.peak);
   const double fallback = device_.dram_peak_gbps > 0 ? 0 : 1.2 * copy_gbps();
   r.implausible_why = implausible_reason(r.gbps, r.gflops, r.bytes, m.peak, device_, fallback);
+  if (r.implausible_why.empty()) r.implausible_why = unjoined_reason(r.timing.unjoined_ms, r.timing.median_ms);
   r.implausible = !r.implausible_why.empty();
 }
 
@@ -380,7 +381,8 @@ void Recorder::finish() {
     notes_.push_back(std::to_string(power_capped) + " measurement(s) ran at the board's power limit (normal under full load)");
   if (implausible)
     notes_.push_back("! " + std::to_string(implausible) +
-                     " result(s) IMPLAUSIBLE: faster than the hardware can be; the byte/FLOP count or the timing is wrong");
+                     " result(s) IMPLAUSIBLE: faster than the hardware can be, or timed without work left running on another "
+                     "stream; the byte/FLOP count or the timing is wrong (each record's implausible_why says which)");
   if (!notes_.empty()) std::printf("\n");
   for (const auto& n : notes_) std::printf("  %s\n", n.c_str());
   std::size_t failed = 0;

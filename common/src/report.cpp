@@ -102,6 +102,7 @@ std::string to_json(const Record& r, const DeviceInfo& dev) {
   j["stddev_ms"] = num(r.timing.stddev_ms);
   j["ci95_ms"] = num(r.timing.ci95_ms);
   j["stop"] = to_string(r.timing.stop);
+  if (r.timing.unjoined_ms > 0) j["unjoined_ms"] = num(r.timing.unjoined_ms);
   if (r.timing.no_gap_ms > 0) {
     j["no_gap_ms"] = num(r.timing.no_gap_ms);
     j["no_gap_batch"] = r.timing.no_gap_batch;

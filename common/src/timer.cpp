@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
+#include <vector>
 
 #include "cudalabs/device.hpp"
 #include "cudalabs/error.hpp"
@@ -86,6 +88,16 @@ TimingStats repeat_until_stable(const std::function<double()>& sample_ms, const 
   return s;
 }
 
+std::string unjoined_reason(double unjoined_ms, double median_ms) {
+  if (unjoined_ms <= 0.05 || unjoined_ms <= 0.1 * median_ms) return "";
+  char why[256];
+  std::snprintf(why, sizeof why,
+                "the device was still busy %.3f ms (median over the timed runs) after the stream it was given had "
+                "finished: the time leaves that work out (join every stream the launcher forks into the one it is given)",
+                unjoined_ms);
+  return why;
+}
+
 TimingStats time_on_stream(cudaStream_t stream, const std::function<void(cudaStream_t)>& work,
                            const TimerConfig& cfg, const std::function<void(cudaStream_t)>& between_runs,
                            const std::function<void(cudaStream_t)>& poison,
@@ -103,6 +115,7 @@ TimingStats time_on_stream(cudaStream_t stream, const std::function<void(cudaStr
   CUDALABS_CHECK(cudaStreamSynchronize(stream));
   Event start, stop;
   int run = 0;
+  std::vector<double> unjoined;  // per run: how long the device stayed busy after `stop`
   TimingStats stats = repeat_until_stable(
       [&] {
         before_run();
@@ -112,11 +125,17 @@ TimingStats time_on_stream(cudaStream_t stream, const std::function<void(cudaStr
         stop.record(stream);
         stop.synchronize();
         const double ms = stop.ms_since(start);
+        // Nothing else runs now: a device still busy is running what the
+        // launcher forked onto a stream of its own and never joined.
+        const auto idle_from = std::chrono::steady_clock::now();
+        CUDALABS_CHECK(cudaDeviceSynchronize());
+        unjoined.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - idle_from).count());
         if (after_run) after_run(run);
         ++run;
         return ms;
       },
       cfg);
+  stats.unjoined_ms = summarize(unjoined).median_ms;
   if (!between_runs && !cfg.flush_l2 && stats.median_ms < no_gap_threshold_ms) {
     // About 1 ms of back-to-back work per sample, 10 to 500 runs.
     const int count = std::clamp(static_cast<int>(1.0 / std::max(stats.median_ms, 1e-3)), 10, 500);

@@ -103,3 +103,18 @@ TEST(StoppingRule, PreciseEnoughMatchesTheDefinition) {
   EXPECT_TRUE(precise_enough(tight, cfg));
   EXPECT_FALSE(precise_enough(loose, cfg));
 }
+
+TEST(Unjoined, WorkLeftRunningOutsideTheTimedStreamIsNamed) {
+  // An idle device answers a synchronize in a few microseconds: no reason.
+  EXPECT_EQ(unjoined_reason(0.004, 0.5), "");
+  // A launcher that forked 0.8 ms of a 1 ms kernel's work onto its own stream
+  // and never joined it: timed at 0.2 ms, the device busy 0.8 ms after.
+  const std::string why = unjoined_reason(0.8, 0.2);
+  EXPECT_NE(why.find("still busy 0.800 ms"), std::string::npos) << why;
+  EXPECT_NE(why.find("join every stream"), std::string::npos) << why;
+  // Below both bounds (50 µs, and 10% of the time), not flagged: a short
+  // tail on a long run, or noise on a microsecond kernel.
+  EXPECT_EQ(unjoined_reason(0.3, 10.0), "");
+  EXPECT_EQ(unjoined_reason(0.04, 0.01), "");
+  EXPECT_NE(unjoined_reason(0.06, 0.01), "");
+}

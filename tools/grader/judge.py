@@ -23,7 +23,7 @@ import json
 # What the graded program measured: kept from its record (timing stays in the
 # program; a submission can forge these only by corrupting the harness's memory).
 MEASURED = ("timed", "median_ms", "min_ms", "mean_ms", "stddev_ms", "ci95_ms", "runs", "stop", "no_gap_ms",
-            "no_gap_batch", "ceiling", "ceiling_value", "baseline", "peak", "peak_gflops", "clocks", "throttled",
+            "no_gap_batch", "unjoined_ms", "ceiling", "ceiling_value", "baseline", "peak", "peak_gflops", "clocks", "throttled",
             "throttle_why", "power_capped", "gpu_work", "resources", "implausible", "implausible_why", "suspect")
 
 

@@ -38,8 +38,20 @@ struct TimingStats {
   // in one CUDA graph (no launch gap between them); 0 when not measured.
   double no_gap_ms = 0;
   int no_gap_batch = 0;  // runs per batch
+  // How long the device stayed busy after each timed run's stop event had
+  // completed (the median over runs, host clock): work the launcher left
+  // running on a stream it did not join into the one it was given, which the
+  // events leave out of the time. A few microseconds (the call itself) when
+  // the launcher finished its work on its stream; 0 when not measured.
+  double unjoined_ms = 0;
   bool converged() const { return stop == StopReason::precision; }
 };
+
+// Why a time leaves work out (the device still busy `unjoined_ms` after the
+// timed stream had finished, median over runs), "" when it does not: more
+// than 50 µs (ten times what the wait costs on an idle device) and more than
+// 10% of the median time. CPU only.
+std::string unjoined_reason(double unjoined_ms, double median_ms);
 
 // Two-sided 95% Student t quantile t(0.975, df), df >= 1.
 double student_t_975(int df);
