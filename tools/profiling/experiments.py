@@ -21,6 +21,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.records import read_records
+
 SIZE_FLAGS = ("--size", "-n", "--n", "--m", "--k", "--rows", "--cols", "--seq", "--kv", "--nx", "--ny", "--nz")
 SMALLEST = 16          # no size flag is divided below this (a flag already at or below it stays)
 RUNGS = 6              # the ladder: the size, then /4 .. /4^6 along every size flag
@@ -96,7 +98,7 @@ def run_lab(program, variant, args, extra=(), timeout=120):
                            env=None)
         if p.returncode != 0:
             raise LabFailed(p.returncode, f"{' '.join(cmd)} exited {p.returncode}:\n{(p.stdout + p.stderr)[-1500:]}")
-        records = [json.loads(line) for line in out.read_text().splitlines() if line.strip()] if out.is_file() else []
+        records = read_records(out) if out.is_file() else []
     base = variant.split("[")[0]
     return [r for r in records if r.get("variant", "").split("[")[0] == base and r.get("median_ms")], cmd
 
@@ -248,11 +250,11 @@ def copy_bandwidth(record, reference_files=()):
         path = Path(f)
         if not path.is_file():
             continue
-        for line in path.read_text().splitlines():
-            try:
-                r = json.loads(line)
-            except ValueError:
-                continue
+        try:
+            records = read_records(path)
+        except ValueError:
+            continue  # a torn file: its copy bandwidth is not one to lean on
+        for r in records:
             if r.get("gpu") == record.get("gpu") and r.get("ceiling") == "d2d_copy_gbps" and r.get("ceiling_value"):
                 values.append(r["ceiling_value"])
     if values:
