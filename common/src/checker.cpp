@@ -17,12 +17,7 @@ namespace {
 constexpr double eps32 = 5.9604644775390625e-8;  // 2^-24
 constexpr std::size_t max_reported = 5;
 
-// One slice's tallies; compare() merges them in index order.
-struct Tally {
-  std::size_t begin = 0, bad = 0;
-  double max_abs_err = 0, diff2 = 0, ref2 = 0;
-  std::vector<BadElement> first_bad;
-};
+using detail::Tally;
 
 // The bits cudaMemset(0xFF) leaves in a poisoned float (DeviceBuffer::poison).
 constexpr std::uint32_t poison_bits = 0xFFFFFFFFu;
@@ -68,9 +63,6 @@ Tally tally(std::span<const float> got, std::span<const Expected> expected, Tole
   return t;
 }
 
-// Large outputs (a 4096² matmul, a 1 GiB all-reduce) are compared on every
-// core: one core needs about a second per 2^28 elements, and a run checks
-// each output several times.
 template <typename Expected>
 CheckResult compare(std::span<const float> got, std::span<const Expected> expected, Tolerance tol,
                     bool specials = false) {
@@ -82,10 +74,21 @@ CheckResult compare(std::span<const float> got, std::span<const Expected> expect
              std::to_string(expected.size());
     return r;
   }
+  detail::tally_in_parallel(got.size(), [&](std::size_t begin, std::size_t end) {
+    return tally(got, expected, tol, begin, end, specials);
+  }, r);
+  r.passed = r.bad == 0 && r.count > 0;
+  if (r.count == 0) r.note = "empty output";
+  return r;
+}
+}  // namespace
+
+void detail::tally_in_parallel(std::size_t n, const std::function<Tally(std::size_t, std::size_t)>& slice,
+                               CheckResult& r) {
   std::mutex mutex;
   std::vector<Tally> tallies;
-  ref::parallel_for(got.size(), [&](std::size_t begin, std::size_t end) {
-    Tally t = tally(got, expected, tol, begin, end, specials);
+  ref::parallel_for(n, [&](std::size_t begin, std::size_t end) {
+    Tally t = slice(begin, end);
     std::lock_guard<std::mutex> lock(mutex);
     tallies.push_back(std::move(t));
   }, std::size_t{1} << 20);
@@ -100,11 +103,7 @@ CheckResult compare(std::span<const float> got, std::span<const Expected> expect
       if (r.first_bad.size() < max_reported) r.first_bad.push_back(b);
   }
   r.rel_l2_err = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
-  r.passed = r.bad == 0 && r.count > 0;
-  if (r.count == 0) r.note = "empty output";
-  return r;
 }
-}  // namespace
 
 CheckResult missing_output(std::size_t count, const std::string& why) {
   CheckResult r;

@@ -16,11 +16,10 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <functional>
 #include <vector>
-#include <mutex>
 
 #include "evidence.hpp"
-#include "reference.hpp"
 
 namespace cudalabs {
 
@@ -100,47 +99,40 @@ Tolerance dot_tolerance(std::int64_t k, double magnitude = 1.0);
 CheckResult recorded_for_judge(std::size_t count);
 
 namespace detail {
-// The element-by-element part of check_exact, on every core: `got` and
-// `expected` of one length. A 2^26-element output takes ~0.2 s on one core,
-// and a benchmark run checks each output four times or more.
+// One slice's tallies of a comparison, [begin, end) of the elements.
+struct Tally {
+  std::size_t begin = 0, bad = 0;
+  double max_abs_err = 0, diff2 = 0, ref2 = 0;
+  std::vector<BadElement> first_bad;  // at most 5
+};
+
+// Large outputs (a 4096² matmul, a 1 GiB all-reduce) are compared on every
+// core: one core needs about a second per 2^28 elements, and a run checks
+// each output several times. Runs slice(begin, end) over [0, n) and merges
+// the tallies in index order into r: bad, max_abs_err, rel_l2_err and the
+// lowest bad indices. r.passed is left to the caller.
+void tally_in_parallel(std::size_t n, const std::function<Tally(std::size_t, std::size_t)>& slice, CheckResult& r);
+
+// The element-by-element part of check_exact: `got` and `expected` of one length.
 template <typename Got, typename Expected>
 CheckResult exact_compare(std::span<const Got> got, std::span<const Expected> expected) {
-  struct Part {
-    std::size_t begin = 0, bad = 0;
-    double err2 = 0, ref2 = 0, max_abs_err = 0;
-    std::vector<BadElement> first_bad;
-  };
-  std::mutex mutex;
-  std::vector<Part> parts;
-  ref::parallel_for(expected.size(), [&](std::size_t begin, std::size_t end) {
-    Part p;
-    p.begin = begin;
-    for (std::size_t i = begin; i < end; ++i) {
-      const auto g = static_cast<double>(got[i]), e = static_cast<double>(expected[i]);
-      p.ref2 += e * e;
-      if (std::cmp_equal(got[i], expected[i])) continue;  // no conversion: exact for any integer types
-      ++p.bad;
-      p.err2 += (g - e) * (g - e);
-      p.max_abs_err = std::max(p.max_abs_err, std::abs(g - e));
-      if (p.first_bad.size() < 5) p.first_bad.push_back({i, g, e});
-    }
-    std::lock_guard<std::mutex> lock(mutex);
-    parts.push_back(std::move(p));
-  }, std::size_t{1} << 20);
-  std::sort(parts.begin(), parts.end(), [](const Part& a, const Part& b) { return a.begin < b.begin; });
   CheckResult r;
   r.tolerance = {.abs = 0, .rel = 0};
   r.count = expected.size();
-  double err2 = 0, ref2 = 0;
-  for (const auto& p : parts) {
-    r.bad += p.bad;
-    err2 += p.err2;
-    ref2 += p.ref2;
-    r.max_abs_err = std::max(r.max_abs_err, p.max_abs_err);
-    for (const auto& b : p.first_bad)
-      if (r.first_bad.size() < 5) r.first_bad.push_back(b);
-  }
-  r.rel_l2_err = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+  tally_in_parallel(expected.size(), [&](std::size_t begin, std::size_t end) {
+    Tally t;
+    t.begin = begin;
+    for (std::size_t i = begin; i < end; ++i) {
+      const auto g = static_cast<double>(got[i]), e = static_cast<double>(expected[i]);
+      t.ref2 += e * e;
+      if (std::cmp_equal(got[i], expected[i])) continue;  // no conversion: exact for any integer types
+      ++t.bad;
+      t.diff2 += (g - e) * (g - e);
+      t.max_abs_err = std::max(t.max_abs_err, std::abs(g - e));
+      if (t.first_bad.size() < 5) t.first_bad.push_back({i, g, e});
+    }
+    return t;
+  }, r);
   r.passed = r.bad == 0;
   return r;
 }

@@ -19,9 +19,10 @@
 // cheap on each call with probability 1/2, whatever the harness does, each
 // of those 2 lands on a cheap call with probability 1/2: it passes with
 // probability at most 2^-k = 1/4 over them, and less with the other checks and
-// the last run's. This hash makes the launcher's 7th call cheap (F F c F c ...,
-// from call 1), which is timed run 2 (2 checks and 3 warm-ups before it), one
-// of the first two, always checked: caught at every seed.
+// the last run's. This hash makes the 7th launch on one output cheap (full,
+// full, cheap, full, cheap, ... from the first launch), which is timed run 2
+// (2 checks and 3 warm-ups before it), one of the first two, always checked:
+// caught every time.
 #pragma once
 // Two more ways to write lab 01's vector add, to see what the launch shape and
 // the load width change. The lesson of the measurements (results/h100): at
