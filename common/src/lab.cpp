@@ -84,39 +84,47 @@ CheckResult Recorder::checked_run(const Measurement& m, GpuWork* work, const cha
   cudaStream_t s = work_stream();
   if (m.poison) m.poison(s);
   if (m.reset) m.reset(s);
+  if (work)
+    *work = traced_run(m);
+  else
+    m.run(s);
+  synchronize();
+  return scoped_check(m, step);
+}
+
+GpuWork Recorder::traced_run(const Measurement& m) {
   GpuWorkTrace trace;
   // The stream contract (stream_contract.cu) holds a kernel variant's traced run.
-  const bool contract = work && m.expect == Expect::kernels;
-  if (work) {
-    synchronize();
-    // The trace starts first: enabling CUPTI's activity kinds waits for the
-    // device to be idle, and would wait out a hold launched before it. The
-    // hold's own kernel is left out of the trace by its name.
-    trace.start();
-    if (contract) hold_default_stream();
-  }
+  const bool contract = m.expect == Expect::kernels;
+  synchronize();
+  // The trace starts first: enabling CUPTI's activity kinds waits for the
+  // device to be idle, and would wait out a hold launched before it. The
+  // hold's own kernel is left out of the trace by its name.
+  trace.start();
+  if (contract) hold_default_stream();
   try {
-    m.run(s);
+    m.run(work_stream());
   } catch (const NotImplemented&) {
     // A starter kit's stub launcher: end the trace here, or CUPTI stays on and
     // the next variant's trace counts this variant's neighbours' work.
-    if (work) {
-      trace.stop_api();
-      if (contract) release_default_stream();
-      synchronize();
-      trace.stop();
-    }
+    trace.stop_api();
+    if (contract) release_default_stream();
+    synchronize();
+    trace.stop();
     throw;
   }
-  if (work) trace.stop_api();
+  trace.stop_api();
   if (contract) {
     trace.mark_end();
     mark_end_of_run();
     release_default_stream();
   }
   synchronize();
-  if (work) *work = trace.stop();
-  return scoped_check(m, step);
+  GpuWork work = trace.stop();
+  work.copies_allowed = m.expect == Expect::kernels_and_copies;
+  work.max_kernels = m.launches.max_kernels;
+  work.expect_cooperative = m.launches.cooperative;
+  return work;
 }
 
 const Record& Recorder::measure(const Measurement& m) {
@@ -149,9 +157,6 @@ const Record& Recorder::measure(const Measurement& m) {
     r.check.passed = false;
     ok = false;
   }
-  r.gpu_work.copies_allowed = m.expect == Expect::kernels_and_copies;
-  r.gpu_work.max_kernels = m.launches.max_kernels;
-  r.gpu_work.expect_cooperative = m.launches.cooperative;
   if (judging())
     r.gpu_work.not_traced_why = "a judge: the graded program's own record holds its trace";
   else if (!traced)
@@ -202,7 +207,11 @@ const Record& Recorder::measure(const Measurement& m) {
       for (std::size_t i = 0; i < left; ++i) check_timed_run(m, r, -1);
     }
     r.after_timing = scoped_check(m, "timed");
-    if (r.timed_runs_checked && !r.timed_run.passed) {
+    if (!r.timed_work_problem.empty()) {
+      r.failure = "GPU work of a run between the timed runs (traced, one of " + std::to_string(r.timed_runs_traced) +
+                  "): the variant " + r.timed_work_problem + " — its timed runs were timed doing part of their work";
+      ok = false;
+    } else if (r.timed_runs_checked && !r.timed_run.passed) {
       const std::string checked = std::to_string(r.timed_runs_checked);
       r.failure = "output of the timed runs (" +
                   (r.timed_run_index >= 0 ? "timed run " + std::to_string(r.timed_run_index + 1) + " of " +
@@ -266,6 +275,22 @@ void Recorder::after_timed_run(const Measurement& m, Record& r, int run) {
   static std::random_device entropy;
   const std::uint64_t draw = (static_cast<std::uint64_t>(entropy()) << 32) ^ entropy();
   if (checks_timed_run(draw, timed_run_sample_, run)) check_timed_run(m, r, run);
+  // The stream contract of the timed runs: a traced run between two timed
+  // ones, which the launcher cannot tell from them (the same output, poisoned,
+  // the same inputs, back to back). Always after the first timed run, then
+  // after run i with probability 1/(i + 1): about 1 + ln(runs) traces. A
+  // launcher that leaves work on a stream of its own in its timed runs (the
+  // first traced run, step 1, was a proper one) has the events time part of
+  // its work; here its work is seen to end after the stream it was given.
+  const std::uint64_t trace_draw = (static_cast<std::uint64_t>(entropy()) << 32) ^ entropy();
+  if (!checks_timed_run(trace_draw, 1, run) || !GpuWorkTrace::available()) return;
+  cudaStream_t s = work_stream();
+  if (m.poison) m.poison(s);
+  if (m.reset) m.reset(s);
+  const GpuWork work = traced_run(m);
+  ++r.timed_runs_traced;
+  if (const std::string problem = work.problem(); !problem.empty() && r.timed_work_problem.empty())
+    r.timed_work_problem = problem;
 }
 
 void Recorder::check_timed_run(const Measurement& m, Record& r, int run) {

@@ -135,6 +135,8 @@ std::string to_json(const Record& r, const DeviceInfo& dev) {
   // How many timed runs had their output checked right after they ran (besides
   // the output the timing left: checks.after_timing).
   if (r.timed_runs_checked) j["timed_runs_checked"] = r.timed_runs_checked;
+  // How many runs between the timed runs were traced for the stream contract.
+  if (r.timed_runs_traced) j["timed_runs_traced"] = r.timed_runs_traced;
   if (r.fresh_inputs) j["fresh_seed"] = r.fresh_seed;
   if (r.recheck.count) j["fresh_buffers"] = r.fresh_buffers ? json(true) : json(r.fresh_buffers_why);
   j["passed"] = r.passed;

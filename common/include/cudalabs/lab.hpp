@@ -9,7 +9,9 @@
 //   3. time it (unless --check-only), checking the output of some timed runs
 //      right after they ran (a kernel variant's, whose timed runs start from a
 //      poisoned output: checks_timed_run says which), then the output the
-//      timing left (a launcher that does less on some calls fails here);
+//      timing left (a launcher that does less on some calls fails here), and
+//      tracing a run between some of them (one that leaves work running off
+//      its stream in runs it takes for timed ones fails here);
 //   4. new input values from a fresh seed (Measurement::new_inputs), every
 //      DeviceBuffer moved to a new allocation (its old place poisoned), poison,
 //      run, check (an answer remembered from an earlier call, or anything kept
@@ -142,8 +144,9 @@ class Recorder {
   virtual void time(const Measurement& m, Record& r) = 0;
   // For time(): called once timed run `run` (0, 1, ...) has finished, before
   // the next run's poison. Checks the output of the runs checks_timed_run
-  // chooses (into r.timed_run): only meaningful where every timed run starts
-  // from a poisoned output, as a kernel variant's on the events clock does.
+  // chooses (into r.timed_run), and traces a run between some of them
+  // (r.timed_runs_traced): only meaningful where every timed run starts from a
+  // poisoned output, as a kernel variant's on the events clock does.
   void after_timed_run(const Measurement& m, Record& r, int run);
   virtual void synchronize() = 0;  // wait for the whole device
   // The stream contract around a traced run of Expect::kernels (stream_contract.cu):
@@ -180,6 +183,9 @@ class Recorder {
   // the whole device (work a launcher put on another stream included), check.
   // `step` names the check's outputs for a judge (evidence.hpp).
   CheckResult checked_run(const Measurement& m, GpuWork* work, const char* step);
+  // One run of m under CUPTI's trace (monitor.hpp), a kernel variant's inside
+  // the stream contract, waited for: what it launched, copied and left running.
+  GpuWork traced_run(const Measurement& m);
   // m.check() with its outputs named by `step`; in a judge, a check that
   // compared none of the graded program's outputs fails.
   CheckResult scoped_check(const Measurement& m, const char* step);

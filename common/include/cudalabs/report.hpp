@@ -49,6 +49,10 @@ struct Record {
   bool fresh_buffers = false;      // recheck ran with every DeviceBuffer moved (memory.hpp)
   std::string fresh_buffers_why;   // why not, when it did not
   GpuWork gpu_work;         // what the first checked run issued
+  // Runs traced between the timed runs (Recorder::after_timed_run), and the
+  // first problem one of them showed (GpuWork::problem), if any.
+  int timed_runs_traced = 0;
+  std::string timed_work_problem;
   std::string failure;      // why it failed: "first run: ...", "GPU work: ...", ...
   ClockSample clocks_before, clocks_after;  // around the timed runs
   bool throttled = false;

@@ -1,13 +1,14 @@
-// BROKEN ON PURPOSE for tests/grading: the grader must give lab 02 zero for PERFORMANCE.
+// BROKEN ON PURPOSE for tests/grading: the grader must give lab 02 zero for
+// correctness, for the stream contract of its timed runs.
 // The bug: from its third call on the same output (the timed runs), float4's
 // launcher adds the last fifth of the elements on a stream of its own (started
 // after the given stream's work so far, never joined back into it). Every check
 // passes: the harness waits for the whole device before it compares. But the
-// timed runs' events, on the given stream, see four fifths of the work: 1.25x
-// faster than it is. The first, traced call is a proper one, so the stream
-// contract's trace sees nothing; the timer sees the device still busy after
-// each timed run's stop event (unjoined_ms) and marks the records implausible:
-// zero performance points.
+// timed runs' events, on the given stream, end with the four fifths: on an H200
+// at 2^28 elements, 106% of the copy ceiling, the two streams sharing the DRAM
+// so that too little runs on after the stop event for the timer's unjoined_ms
+// gate. The first, traced call is a proper one; the runs traced between the
+// timed runs see the last fifth end after the stream's marker.
 #pragma once
 // Two more ways to write lab 01's vector add, to see what the launch shape and
 // the load width change. The lesson of the measurements (results/h100): at
