@@ -7,9 +7,10 @@ every variant is checked on a poisoned output three times: first run, a
 repeated run, and fresh input values), with a seed chosen here, fresh each run
 unless --seed is given; compute-sanitizer memcheck, racecheck, synccheck and
 initcheck at the --quick sizes and at the lab's sanitize_args (a medium, odd
-size), unless --no-sanitize; these run in parallel (--parallel). Then the
-benchmark run at the lab's default sizes, one lab at a time, alone on the GPU;
-a benchmark whose record says the GPU throttled is run once more. A lab scores
+size), unless --no-sanitize; these run in parallel (--parallel), after the
+benchmark runs at the lab's default sizes, one lab at a time, alone on the GPU
+(a benchmark whose record says the GPU throttled is run once more), and beside
+a submission's judges of those benchmarks. A lab scores
 its correctness points only when all of that passed (a lab with
 exercise_variants: a share per exercise variant that passed, when every other
 variant passed and nothing zeroed the whole lab), and its performance
@@ -243,14 +244,15 @@ def grade(args):
                 except NoGpu as e:  # a later lab found no device: the GPU went away
                     results[lab] = LabResult(lab, config[lab], problems=[f"no GPU: {e}"])
                 progress(lab, "checked" if not results[lab].problems else "WRONG")
-            if args.sanitize:
-                sanitize_labs([results[lab] for lab in to_check], prog_of, seed, args, out, pool, trust_of)
-                for lab in to_check:
-                    if results[lab].sanitizer:
-                        progress(lab, "compute-sanitizer " + ("clean" if results[lab].sanitizer == "clean" else "found errors"))
-        if not args.correctness_only:
+            # The benchmarks next, one lab at a time alone on the GPU (benchmark_lab
+            # returns once its runs are done); then the compute-sanitizer runs
+            # beside the benchmarks' judges: neither times anything, and a
+            # submission's judges, which run the course's kernels, would
+            # otherwise wait for the last benchmark with nothing beside them.
+            # A lab the sanitizer then finds errors in loses its points all the
+            # same (finish_lab: performance only for a correct lab).
             scores = []
-            for lab in to_check:
+            for lab in [] if args.correctness_only else to_check:
                 res = results[lab]
                 if res.status == "graded" and not res.problems and res.cfg["performance"] <= 0:
                     # Nothing to score: the benchmark would only re-check at one
@@ -259,10 +261,18 @@ def grade(args):
                 elif res.status == "graded" and not res.problems:
                     scores.append(benchmark_lab(res, prog_of(lab), seed, args, out, trust_of(lab),
                                                 course_build / "labs" / lab / lab))
-            # Four at a time: each judge holds the lab's largest inputs on the GPU.
-            with ThreadPoolExecutor(max_workers=min(4, args.parallel)) as pool:
-                for done in [pool.submit(score) for score in scores]:
+            # Four judges at a time: each holds the lab's largest inputs on the GPU.
+            with ThreadPoolExecutor(max_workers=min(4, args.parallel)) as judges:
+                scored = [judges.submit(score) for score in scores]
+                sanitized = (sanitize_labs([results[lab] for lab in to_check], prog_of, seed, args, out, pool, trust_of)
+                             if args.sanitize else None)
+                for done in scored:
                     done.result()
+            if sanitized:
+                sanitized()  # the judges are done: nothing else writes to the results now
+                for lab in to_check:
+                    if results[lab].sanitizer:
+                        progress(lab, "compute-sanitizer " + ("clean" if results[lab].sanitizer == "clean" else "found errors"))
         for lab in labs:
             res = results[lab]
             if untrusted and not config[lab]["student_files"]:

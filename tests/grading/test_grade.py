@@ -599,6 +599,11 @@ class EndToEnd(unittest.TestCase):
         self.assertIn("initcheck", tests["01_vector_add: correctness"]["output"])
         self.assertEqual(tests["04_reduction: correctness"]["score"], 0)
         self.assertIn("Uninitialized __global__ memory read", tests["04_reduction: correctness"]["output"])
+        # The benchmarks run before the sanitizer (beside a submission's judges):
+        # a lab it then finds errors in earns no performance points either.
+        self.assertEqual(tests["04_reduction: performance"]["score"], 0)
+        self.assertGreater(tests["04_reduction: performance"]["max_score"], 0)
+        self.assertIn("--largest", (self.out / "logs" / "04_reduction.txt").read_text())
         calls = log.read_text().splitlines()
         for tool in SANITIZERS:
             self.assertTrue(any(f"--tool {tool}" in c and "01_vector_add --quick" in c for c in calls), tool)
