@@ -9,8 +9,8 @@ unless --seed is given; compute-sanitizer memcheck, racecheck, synccheck and
 initcheck at the --quick sizes and at the lab's sanitize_args (a medium, odd
 size), unless --no-sanitize; these run in parallel (--parallel), after the
 benchmark runs at the lab's default sizes, one lab at a time, alone on the GPU
-(a benchmark whose record says the GPU throttled is run once more), and beside
-a submission's judges of those benchmarks. A lab scores
+(a benchmark whose record says the GPU throttled is run once more), and, on a
+GPU of 40 GiB or more, beside a submission's judges of those benchmarks. A lab scores
 its correctness points only when all of that passed (a lab with
 exercise_variants: a share per exercise variant that passed, when every other
 variant passed and nothing zeroed the whole lab), and its performance
@@ -58,7 +58,7 @@ from pathlib import Path
 
 from grader import sandbox
 from grader.config import NOT_RUN, ROOT, SANITIZERS, GradeError, lab_names, load_config, select
-from grader.process import Untrusted, sanitizer_found, why_no_gpu
+from grader.process import Untrusted, gpu_memory_gib, sanitizer_found, why_no_gpu
 from grader.reports import write_reports
 from grader.result import LabResult, finish_lab
 from grader.runs import NoGpu, benchmark_lab, check_lab, sanitize_labs
@@ -246,7 +246,8 @@ def grade(args):
                 progress(lab, "checked" if not results[lab].problems else "WRONG")
             # The benchmarks next, one lab at a time alone on the GPU (benchmark_lab
             # returns once its runs are done); then the compute-sanitizer runs
-            # beside the benchmarks' judges: neither times anything, and a
+            # beside the benchmarks' judges (where the GPU has room for both):
+            # neither times anything, and a
             # submission's judges, which run the course's kernels, would
             # otherwise wait for the last benchmark with nothing beside them.
             # A lab the sanitizer then finds errors in loses its points all the
@@ -262,8 +263,15 @@ def grade(args):
                     scores.append(benchmark_lab(res, prog_of(lab), seed, args, out, trust_of(lab),
                                                 course_build / "labs" / lab / lab))
             # Four judges at a time: each holds the lab's largest inputs on the GPU.
+            # Beside the sanitizer runs only on a GPU with room for both (40 GiB:
+            # four judges of the largest inputs, 3 GiB each for lab 02's, and
+            # --parallel sanitizer runs at medium sizes); else the judges first.
+            beside = bool(scores) and args.sanitize and (gpu_memory_gib() or 0) >= 40
             with ThreadPoolExecutor(max_workers=min(4, args.parallel)) as judges:
                 scored = [judges.submit(score) for score in scores]
+                if not beside:
+                    for done in scored:
+                        done.result()
                 sanitized = (sanitize_labs([results[lab] for lab in to_check], prog_of, seed, args, out, pool, trust_of)
                              if args.sanitize else None)
                 for done in scored:
