@@ -247,11 +247,10 @@ def grade(args):
             # The benchmarks next, one lab at a time alone on the GPU (benchmark_lab
             # returns once its runs are done); then the compute-sanitizer runs
             # beside the benchmarks' judges (where the GPU has room for both):
-            # neither times anything, and a
-            # submission's judges, which run the course's kernels, would
-            # otherwise wait for the last benchmark with nothing beside them.
-            # A lab the sanitizer then finds errors in loses its points all the
-            # same (finish_lab: performance only for a correct lab).
+            # neither times anything, and a submission's judges, which run the
+            # course's kernels, would otherwise wait for the last benchmark with
+            # nothing beside them. A lab the sanitizer then finds errors in loses
+            # its points all the same (finish_lab: performance only for a correct lab).
             scores = []
             for lab in [] if args.correctness_only else to_check:
                 res = results[lab]
