@@ -23,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 from grader import sources  # tools/grader/ (PYTHONPATH: tests/grading/meson.build)
 from grader.config import METRICS, SANITIZERS, GradeError, edge_runs, lab_names, load_config, select
-from grader.process import Untrusted
+from grader.process import Untrusted, gpu_memory_gib
 from grader.records import read_records
 from grader.result import LabResult, exercise_of
 from grader.runs import benchmark_lab, check_lab, correctness_runs
@@ -582,14 +582,31 @@ class EndToEnd(unittest.TestCase):
         self.assertTrue(all("--variant tree" in c and "warp_shuffle" not in c for c in calls), calls)
         self.assertEqual(self.results()["04_reduction: correctness"]["score"], 3, out)
 
+    def gpu_memory_seen(self):
+        """What grade.py reads of the GPU's memory with this test's nvidia-smi on PATH."""
+        old = os.environ["PATH"]
+        os.environ["PATH"] = self.env["PATH"]
+        try:
+            return gpu_memory_gib()
+        finally:
+            os.environ["PATH"] = old
+
+    def test_no_memory_size_from_nvidia_smi_is_none(self):
+        # This test's nvidia-smi answers every query with its -L line: no size, so the
+        # sanitizer runs wait for the judges.
+        self.assertIsNone(self.gpu_memory_seen())
+
     def test_sanitizer_runs_beside_the_judges_on_a_large_gpu(self):
         # nvidia-smi says 80 GiB: the sanitizer runs start beside the benchmarks'
         # judges; the verdicts are the same.
         (Path(self.tmp.name) / "bin" / "nvidia-smi").write_text(
             '#!/bin/sh\ncase "$1" in --query-gpu=memory.total) echo 81559;; *) echo "GPU 0: Fake GPU (UUID: GPU-0)";; esac\n')
+        self.assertAlmostEqual(self.gpu_memory_seen(), 81559 / 1024)
         self.test_sanitizer_runs_every_tool_at_two_sizes_and_a_report_fails_the_lab()
 
     def test_sanitizer_runs_every_tool_at_two_sizes_and_a_report_fails_the_lab(self):
+        # Run as it is, nvidia-smi gives no memory size: the sanitizer runs after the
+        # judges; run from the test above (80 GiB), beside them.
         bin_dir = Path(self.tmp.name) / "bin"
         fake = bin_dir / "compute-sanitizer"
         # A sanitizer that runs the program and reports an error for one tool on lab 04.
