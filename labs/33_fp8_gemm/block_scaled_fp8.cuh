@@ -15,17 +15,23 @@
 // Each thread needs, per slice, sa for its two rows (g, g + 8) and the tile's
 // one sb: three loads from L2-resident scale arrays, issued before the
 // consumer issues the next slice and waits for this one (promoted_fp8.cuh),
-// so that the loads' latency hides behind the TMA and the wgmma. Measured on
-// the H200 at commit e541eba, with one slice in flight, the scales cost 19% of
-// step 3's rate (945 against 1167 TFLOP/s at 8192³: README, Results).
+// so that the loads' latency hides behind the TMA and the wgmma. sa is stored
+// k-major, [k_blocks][m] (row r, k-block kb at kb · m + r), the layout
+// cuBLASLt (VEC128_32F) and DeepGEMM use: a warp's 16 rows of one k-block are
+// 64 contiguous bytes, two 32-byte sectors (three at most where m is not a
+// multiple of 8), where row-major [m][k_blocks] would put each row in a sector
+// of its own, 16 per warp per slice. sb, one address for the whole warp,
+// stays row-major [ceil(n/128)][k_blocks]. Measured on the H200 at commit
+// e541eba (row-major sa, one slice in flight), the scales cost 19% of step
+// 3's rate (945 against 1167 TFLOP/s at 8192³: README, Results).
 // (DeepGEMM's sm90 kernel loads A's scales into each stage with TMA alongside
 // A, and B's for all of k into shared memory once per tile: fewer load
 // instructions, none of them to global memory in the loop; a step to try.)
 #include "promoted_fp8.cuh"
 
 namespace block_scaled_step {
-// sa [m][k_blocks] (1 × 128 groups of A), sb [ceil(n/128)][k_blocks] (128 ×
-// 128 blocks of B), k_blocks = ceil(k / 128), row-major, FP32.
+// sa [k_blocks][m] (1 × 128 groups of A, k-major), sb [ceil(n/128)][k_blocks]
+// (128 × 128 blocks of B, row-major), k_blocks = ceil(k / 128), FP32.
 struct BlockScales {
   const float* a;
   const float* b;
@@ -34,8 +40,9 @@ struct BlockScales {
   // Rows past m are never stored: their factor is 0 (never a load past sa's end).
   __device__ Slice slice(int row, int col0, int k_block) const {
     const float weight = __ldg(b + (col0 / fp8::block) * k_blocks + k_block);
-    const float top = row < m ? __ldg(a + static_cast<std::int64_t>(row) * k_blocks + k_block) : 0.0f;
-    const float bottom = row + 8 < m ? __ldg(a + static_cast<std::int64_t>(row + 8) * k_blocks + k_block) : 0.0f;
+    const float* column = a + static_cast<std::int64_t>(k_block) * m;  // this k-block's m scales
+    const float top = row < m ? __ldg(column + row) : 0.0f;
+    const float bottom = row + 8 < m ? __ldg(column + row + 8) : 0.0f;
     return {top * weight, bottom * weight};
   }
   __device__ float output() const { return 1.0f; }
