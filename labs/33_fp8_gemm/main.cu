@@ -51,10 +51,11 @@
 // cublaslt_fp8_block multiplies the same codes and scales as block_scaled:
 // the 1×128 scales as they are (the lab stores them k-major, [kb][m], the
 // layout cuBLASLt reads), the 128×128 ones rearranged into cuBLASLt's padded
-// layout (fp8_reference.hpp, cublaslt_128x128). cuBLAS documents no accuracy for its block-scaled GEMM,
-// so it is held to the tensor-core accumulation bounds (2^-6, as cublaslt_fp8),
-// not to the 2^-8 / 2^-9 of the kernels that promote every 128 of k, although
-// a scale per 128 of k leaves it no way but to promote too. Where it ran,
+// layout (fp8_reference.hpp, cublaslt_128x128). cuBLAS documents no accuracy
+// for its block-scaled GEMM, so it is held to the tensor-core accumulation
+// bounds (2^-6, as cublaslt_fp8), not to the 2^-8 / 2^-9 of the kernels that
+// promote every 128 of k, although a scale per 128 of k leaves it no way but
+// to promote too. Where it ran,
 // block_scaled's record carries its time (extra.cublaslt_fp8_block_ms: the
 // ratio is that over block_scaled's median) and a note gives the ratio;
 // vs_baseline stays against cublaslt_fp8 for every row.
