@@ -7,9 +7,10 @@ every variant is checked on a poisoned output three times: first run, a
 repeated run, and fresh input values), with a seed chosen here, fresh each run
 unless --seed is given; compute-sanitizer memcheck, racecheck, synccheck and
 initcheck at the --quick sizes and at the lab's sanitize_args (a medium, odd
-size), unless --no-sanitize; these run in parallel (--parallel). Then the
-benchmark run at the lab's default sizes, one lab at a time, alone on the GPU;
-a benchmark whose record says the GPU throttled is run once more. A lab scores
+size), unless --no-sanitize; these run in parallel (--parallel), after the
+benchmark runs at the lab's default sizes, one lab at a time, alone on the GPU
+(a benchmark whose record says the GPU throttled is run once more), and, on a
+GPU of 40 GiB or more, beside a submission's judges of those benchmarks. A lab scores
 its correctness points only when all of that passed (a lab with
 exercise_variants: a share per exercise variant that passed, when every other
 variant passed and nothing zeroed the whole lab), and its performance
@@ -57,7 +58,7 @@ from pathlib import Path
 
 from grader import sandbox
 from grader.config import NOT_RUN, ROOT, SANITIZERS, GradeError, lab_names, load_config, select
-from grader.process import Untrusted, sanitizer_found, why_no_gpu
+from grader.process import Untrusted, gpu_memory_gib, sanitizer_found, why_no_gpu
 from grader.reports import write_reports
 from grader.result import LabResult, finish_lab
 from grader.runs import NoGpu, benchmark_lab, check_lab, sanitize_labs
@@ -243,14 +244,15 @@ def grade(args):
                 except NoGpu as e:  # a later lab found no device: the GPU went away
                     results[lab] = LabResult(lab, config[lab], problems=[f"no GPU: {e}"])
                 progress(lab, "checked" if not results[lab].problems else "WRONG")
-            if args.sanitize:
-                sanitize_labs([results[lab] for lab in to_check], prog_of, seed, args, out, pool, trust_of)
-                for lab in to_check:
-                    if results[lab].sanitizer:
-                        progress(lab, "compute-sanitizer " + ("clean" if results[lab].sanitizer == "clean" else "found errors"))
-        if not args.correctness_only:
+            # The benchmarks next, one lab at a time alone on the GPU (benchmark_lab
+            # returns once its runs are done); then the compute-sanitizer runs
+            # beside the benchmarks' judges (where the GPU has room for both):
+            # neither times anything, and a submission's judges, which run the
+            # course's kernels, would otherwise wait for the last benchmark with
+            # nothing beside them. A lab the sanitizer then finds errors in loses
+            # its points all the same (finish_lab: performance only for a correct lab).
             scores = []
-            for lab in to_check:
+            for lab in [] if args.correctness_only else to_check:
                 res = results[lab]
                 if res.status == "graded" and not res.problems and res.cfg["performance"] <= 0:
                     # Nothing to score: the benchmark would only re-check at one
@@ -259,10 +261,25 @@ def grade(args):
                 elif res.status == "graded" and not res.problems:
                     scores.append(benchmark_lab(res, prog_of(lab), seed, args, out, trust_of(lab),
                                                 course_build / "labs" / lab / lab))
-            # Four at a time: each judge holds the lab's largest inputs on the GPU.
-            with ThreadPoolExecutor(max_workers=min(4, args.parallel)) as pool:
-                for done in [pool.submit(score) for score in scores]:
+            # Four judges at a time: each holds the lab's largest inputs on the GPU.
+            # Beside the sanitizer runs only on a GPU with room for both (40 GiB:
+            # four judges of the largest inputs, 3 GiB each for lab 02's, and
+            # --parallel sanitizer runs at medium sizes); else the judges first.
+            beside = bool(scores) and args.sanitize and (gpu_memory_gib() or 0) >= 40
+            with ThreadPoolExecutor(max_workers=min(4, args.parallel)) as judges:
+                scored = [judges.submit(score) for score in scores]
+                if not beside:
+                    for done in scored:
+                        done.result()
+                sanitized = (sanitize_labs([results[lab] for lab in to_check], prog_of, seed, args, out, pool, trust_of)
+                             if args.sanitize else None)
+                for done in scored:
                     done.result()
+            if sanitized:
+                sanitized()  # the judges are done: nothing else writes to the results now
+                for lab in to_check:
+                    if results[lab].sanitizer:
+                        progress(lab, "compute-sanitizer " + ("clean" if results[lab].sanitizer == "clean" else "found errors"))
         for lab in labs:
             res = results[lab]
             if untrusted and not config[lab]["student_files"]:

@@ -582,6 +582,13 @@ class EndToEnd(unittest.TestCase):
         self.assertTrue(all("--variant tree" in c and "warp_shuffle" not in c for c in calls), calls)
         self.assertEqual(self.results()["04_reduction: correctness"]["score"], 3, out)
 
+    def test_sanitizer_runs_beside_the_judges_on_a_large_gpu(self):
+        # nvidia-smi says 80 GiB: the sanitizer runs start beside the benchmarks'
+        # judges; the verdicts are the same.
+        (Path(self.tmp.name) / "bin" / "nvidia-smi").write_text(
+            '#!/bin/sh\ncase "$1" in --query-gpu=memory.total) echo 81559;; *) echo "GPU 0: Fake GPU (UUID: GPU-0)";; esac\n')
+        self.test_sanitizer_runs_every_tool_at_two_sizes_and_a_report_fails_the_lab()
+
     def test_sanitizer_runs_every_tool_at_two_sizes_and_a_report_fails_the_lab(self):
         bin_dir = Path(self.tmp.name) / "bin"
         fake = bin_dir / "compute-sanitizer"
@@ -599,6 +606,11 @@ class EndToEnd(unittest.TestCase):
         self.assertIn("initcheck", tests["01_vector_add: correctness"]["output"])
         self.assertEqual(tests["04_reduction: correctness"]["score"], 0)
         self.assertIn("Uninitialized __global__ memory read", tests["04_reduction: correctness"]["output"])
+        # The benchmarks run before the sanitizer (beside a submission's judges):
+        # a lab it then finds errors in earns no performance points either.
+        self.assertEqual(tests["04_reduction: performance"]["score"], 0)
+        self.assertGreater(tests["04_reduction: performance"]["max_score"], 0)
+        self.assertIn("--largest", (self.out / "logs" / "04_reduction.txt").read_text())
         calls = log.read_text().splitlines()
         for tool in SANITIZERS:
             self.assertTrue(any(f"--tool {tool}" in c and "01_vector_add --quick" in c for c in calls), tool)

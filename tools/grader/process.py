@@ -114,6 +114,18 @@ def why_no_gpu():
     return None
 
 
+def gpu_memory_gib():
+    """The memory of the smallest GPU nvidia-smi lists, in GiB, or None when it does not say."""
+    smi = shutil.which("nvidia-smi")
+    try:
+        p = subprocess.run([smi, "--query-gpu=memory.total", "--format=csv,noheader,nounits"],
+                           capture_output=True, text=True, timeout=60) if smi else None
+        mib = [float(line) for line in p.stdout.split()] if p and p.returncode == 0 else []
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        return None
+    return min(mib) / 1024 if mib else None
+
+
 def sanitizer_found():
     return shutil.which("compute-sanitizer") or Path("/usr/local/cuda/bin/compute-sanitizer").is_file()
 

@@ -204,7 +204,9 @@ def sanitize_one(lab, prog, cfg, seed, tool, extra, out, index, untrusted=None):
 def sanitize_labs(results, prog_of, seed, args, out, pool, trust_of=lambda lab: None):
     """Every sanitizer run of every lab that passed its correctness runs, each run a
     task of its own: the longest single run, not a lab's sum, bounds the time.
-    prog_of(lab): the program to run; trust_of(lab): its Untrusted, or None."""
+    prog_of(lab): the program to run; trust_of(lab): its Untrusted, or None.
+    Returns a callable that waits for them all and puts their verdicts into results
+    (call it where nothing else writes to them)."""
     jobs, tasks = {}, []
     for res in results:
         only = []
@@ -223,17 +225,20 @@ def sanitize_labs(results, prog_of, seed, args, out, pool, trust_of=lambda lab: 
     tasks.sort(key=lambda t: t[4] != "racecheck")
     for lab, index, prog, cfg, tool, extra in tasks:
         jobs[(lab, index)] = pool.submit(sanitize_one, lab, prog, cfg, seed, tool, extra, out, index, trust_of(lab))
-    by_lab = {res.lab: res for res in results}
-    reports = {}
-    for (lab, index), future in sorted(jobs.items()):
-        seconds, report = future.result()
-        by_lab[lab].seconds += seconds
-        reports.setdefault(lab, [])
-        if report:
-            reports[lab].append(report)
-    for lab, found in reports.items():
-        by_lab[lab].sanitizer = "\n".join(found) or "clean"
-        by_lab[lab].problems += found
+    def collect():
+        by_lab = {res.lab: res for res in results}
+        reports = {}
+        for (lab, index), future in sorted(jobs.items()):
+            seconds, report = future.result()
+            by_lab[lab].seconds += seconds
+            reports.setdefault(lab, [])
+            if report:
+                reports[lab].append(report)
+        for lab, found in reports.items():
+            by_lab[lab].sanitizer = "\n".join(found) or "clean"
+            by_lab[lab].problems += found
+
+    return collect
 
 
 def benchmark_runs(result, prog, seed, out, untrusted, judge_prog, log, timeout):

@@ -67,6 +67,14 @@ def ladder_args(args, rungs=RUNGS):
     return out, count
 
 
+def varying_sizes(records):
+    """Flags pinning each size that differs among RECORDS (one run's) at the
+    first record's value: [] when the records share every size."""
+    sizes = [r.get("size", {}) for r in records]
+    keys = [k for k in (sizes[0] if sizes else {}) if len({str(s.get(k)) for s in sizes}) > 1]
+    return [a for k in keys for a in ("--" + k, str(sizes[0][k]))]
+
+
 def args_for_size(args, size):
     """ARGS with each size flag set to the record's size (a record's size dict)."""
     out = list(args)

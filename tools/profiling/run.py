@@ -44,7 +44,19 @@ def counter_free(program, variant, args, kernel_regex, sweep=None, extra=(), ref
     ev = {"args": list(args), "extra": list(extra)}
     ladder, rungs = ex.ladder_args(list(args))
     log(f"counter-free: the lab at {rungs} sizes: {' '.join(ladder)}")
-    ev["records"], _ = ex.run_lab(program, variant, ladder, extra)
+    try:
+        ev["records"], _ = ex.run_lab(program, variant, ladder, extra)
+    except ex.LabFailed:
+        # A size the arguments leave at a default list (lab 17's --dim 64,128) does not zip with the
+        # ladder's lists. Run the size as given once, pin what varies among its records at the first
+        # record's value, and climb again with the pins on every run.
+        pins = ex.varying_sizes(ex.run_lab(program, variant, list(args), extra)[0])
+        if rungs == 1 or not pins:
+            raise
+        extra = list(extra) + pins
+        ev["extra"] = extra
+        log(f"counter-free: sizes pinned at the first record's: {' '.join(pins)}")
+        ev["records"], _ = ex.run_lab(program, variant, ladder, extra)
     pts = ex.points(ev["records"])
     if not pts:
         raise ex.LabFailed(3, f"{program} wrote no timed record of {variant}")
