@@ -35,8 +35,8 @@
 // rows' scales from shared memory (no bank conflict: a warp's 8 rows are 8
 // consecutive words, each read by 4 lanes), before its warp releases the
 // stage. B's one scale per slice (the same address for the whole block)
-// stays an __ldg, issued a slice before its use; sb is row-major
-// [ceil(n/128)][k_blocks].
+// stays an __ldg, issued with the shared reads, before the next slice's
+// issue and the wait for this one; sb is row-major [ceil(n/128)][k_blocks].
 //
 // The tensor map is one-dimensional, all k_blocks · m floats: a 2D map
 // [k_blocks][m] would need m · 4 bytes a multiple of 16 (TMA's rule for

@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
       (reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t{1023});
   Pair* a_tiles = reinterpret_cast<Pair*>(smem);                                    // [stage][128 rows][64 pairs]
   Pair* b_tiles = reinterpret_cast<Pair*>(smem + stages * Shape::row_stage_bytes);  // [stage][128 rows][64 pairs]
-  float* staged = reinterpret_cast<float*>(smem + stages * Shape::stage_bytes);  // [stage][Scales::staged]
+  float* staged_ring = reinterpret_cast<float*>(smem + stages * Shape::stage_bytes);  // [stage][Scales::staged]
   constexpr int staged_bytes = Scales::staged * static_cast<int>(sizeof(float));
   auto* full = reinterpret_cast<std::uint64_t*>(smem + stages * (Shape::stage_bytes + staged_bytes));
   std::uint64_t* empty = full + stages;
@@ -136,7 +136,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
           hw::mbarrier_arrive_expect_tx(&full[stage], Shape::stage_bytes + staged_bytes);
           hw::tma_load_2d(a_tiles + stage * tile_m * tile_k, &a_map, s * tile_k, tile.row0, &full[stage]);
           hw::tma_load_2d(b_tiles + stage * tile_n * tile_k, &b_map, s * tile_k, tile.col0, &full[stage]);
-          scales.stage(staged + stage * Scales::staged, tile.row0, s, &full[stage]);  // slice s is k-block s
+          scales.stage(staged_ring + stage * Scales::staged, tile.row0, s, &full[stage]);  // slice s is k-block s
         }
       }
     }
@@ -185,7 +185,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
       // The factor of the tile's slice t, the block's (g + t)-th: its stage's full barrier was waited for when
       // it was issued, so the stage's staged values are there.
       auto factor_of = [&](int t) {
-        return scales.slice(staged + ((g + t) % stages) * Scales::staged, row, tile.col0, work.first + t);
+        return scales.slice(staged_ring + ((g + t) % stages) * Scales::staged, row, tile.col0, work.first + t);
       };
       // With slice t in flight in `ready`: issue slice t + 1 into `next`, wait for slice t only (wait_group 1:
       // the tensor core runs t + 1 meanwhile), promote slice t. No branch around an issue: written with one
