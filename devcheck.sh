@@ -6,8 +6,8 @@
 # consumers from there (block_scaled_fp8.cuh). Correctness (--quick, the
 # grader's edge shapes, odd m over several row tiles and k-blocks, cuBLASLt's
 # block scaling on the same scales), times at 8192^3 and 4096x7168x16384,
-# compute-sanitizer memcheck (odd m, k = 144 and 400) and synccheck, the
-# kernels' registers. Under 4 minutes (about 3 expected).
+# compute-sanitizer memcheck (odd m, k = 144 and 400), synccheck, racecheck
+# and initcheck, the kernels' registers. Under 4 minutes (about 3 expected).
 # Kept in $OUT: summary.txt, check.txt, bench.txt, records.jsonl,
 # lt_block.jsonl, sanitizer.txt, resources.txt.
 set -u
@@ -50,8 +50,10 @@ run timed_lt_block 70 "$OUT/bench.txt" "$LAB" "${BIG[@]}" --variant cublaslt_fp8
 run memcheck 70 "$OUT/sanitizer.txt" compute-sanitizer --tool memcheck --error-exitcode 9 "$LAB" \
   --m 131,131,7 --n 257,257,9 --k 144,400,16 --check-only \
   --variant cublaslt_fp8,quantisation,per_tensor,promoted,block_scaled,cublaslt_fp8_block
-run synccheck 45 "$OUT/sanitizer.txt" compute-sanitizer --tool synccheck --error-exitcode 9 "$LAB" \
-  --m 131 --n 257 --k 400 --check-only --variant promoted,block_scaled
+for tool in synccheck racecheck initcheck; do  # the stage's scales: written by TMA, read by the consumers
+  run "$tool" 40 "$OUT/sanitizer.txt" compute-sanitizer --tool "$tool" --error-exitcode 9 "$LAB" \
+    --m 131 --n 257 --k 400 --check-only --variant block_scaled
+done
 
 # Registers: cuobjdump's resource usage and each promoted-kernel instance's highest register
 # (the consumers' setmaxnreg limit is 232), local memory traffic, scale loads per kernel.
