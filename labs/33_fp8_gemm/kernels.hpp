@@ -37,7 +37,8 @@ void per_tensor(const __nv_fp8_e4m3* a, const __nv_fp8_e4m3* b, const float* sca
 void promoted(const __nv_fp8_e4m3* a, const __nv_fp8_e4m3* b, const float* scale_a, const float* scale_b, float* c,
               int m, int n, int k, cudaStream_t stream);
 // Step 4: A with 1 × 128 scales [ceil(k/128)][m], B with 128 × 128 scales
-// [ceil(n/128)][ceil(k/128)], applied at each promotion.
+// [ceil(n/128)][ceil(k/128)], applied at each promotion. a_scales 16-byte
+// aligned (TMA reads it; any cudaMalloc'd pointer is).
 void block_scaled(const __nv_fp8_e4m3* a, const __nv_fp8_e4m3* b, const float* a_scales, const float* b_scales,
                   float* c, int m, int n, int k, cudaStream_t stream);
 

@@ -261,7 +261,8 @@ void gemm_fp8_promoted_tiles(const __nv_fp8_e4m3* a, const __nv_fp8_e4m3* b, flo
   const Schedule plan{tiles, slices, 1, slices, workers, tiles, 0};  // splits 1, no tail: whole tiles only
   const CUtensorMap a_map = tensor_map_of(reinterpret_cast<const Pair*>(a), m, pairs_k, Shape::rows);
   const CUtensorMap b_map = tensor_map_of(reinterpret_cast<const Pair*>(b), n, pairs_k, Shape::cols);
-  gemm_fp8_promoted_kernel<Scales><<<static_cast<unsigned>(workers), threads, promoted_step::smem_bytes<Scales>, stream>>>(
+  constexpr int smem_bytes = promoted_step::smem_bytes<Scales>;
+  gemm_fp8_promoted_kernel<Scales><<<static_cast<unsigned>(workers), threads, smem_bytes, stream>>>(
       a_map, b_map, c, m, n, plan, scales);
   CUDALABS_CHECK_LAUNCH("gemm_fp8_promoted_kernel");
 }

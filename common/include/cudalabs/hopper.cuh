@@ -532,13 +532,15 @@ inline CUtensorMap tensor_map_floats(const float* base, std::int64_t count, int 
   const cuuint64_t dims[1] = {static_cast<cuuint64_t>(count)};
   const cuuint32_t box_[1] = {static_cast<cuuint32_t>(box)}, unit[1] = {1};
   CUtensorMap map;
-  const CUresult r = tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 1, const_cast<float*>(base), dims,
-                                          nullptr, box_, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                                          CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r =
+      tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 1, const_cast<float*>(base), dims, nullptr, box_,
+                           unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                           CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     throw CudaError("cuTensorMapEncodeTiled failed (CUresult " + std::to_string(static_cast<int>(r)) + ") for " +
                     std::to_string(count) + " floats in boxes of " + std::to_string(box) +
-                    ": TMA needs a 16-byte-aligned base, 1 to 2^32 values, and a box of 4 to 256 values, a multiple of 4");
+                    ": TMA needs a 16-byte-aligned base, 1 to 2^32 values, and a box of 4 to 256 values, "
+                    "a multiple of 4");
   return map;
 }
 
