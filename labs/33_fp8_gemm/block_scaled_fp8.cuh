@@ -38,7 +38,7 @@
 // stays an __ldg, issued with the shared reads, before the next slice's
 // issue and the wait for this one; sb is row-major [ceil(n/128)][k_blocks].
 //
-// The tensor map is one-dimensional, all k_blocks · m floats: a 2D map
+// The tensor map is flat, all k_blocks · m floats in one row: a 2D map
 // [k_blocks][m] would need m · 4 bytes a multiple of 16 (TMA's rule for
 // strides), and m may be odd. A box may start at any element, so the load
 // of k-block kb for rows row0 .. row0 + 127 starts at kb · m + row0. Where
@@ -49,8 +49,8 @@
 #include "promoted_fp8.cuh"
 
 namespace block_scaled_step {
-// sa [k_blocks][m] (1 × 128 groups of A, k-major) through a_map, a 1D tensor
-// map of its k_blocks · m floats in boxes of 128 (tensor_map_floats);
+// sa [k_blocks][m] (1 × 128 groups of A, k-major) through a_map, a flat tensor
+// map of its k_blocks · m floats (one row) in boxes of 128 (tensor_map_floats);
 // sb [ceil(n/128)][k_blocks] (128 × 128 blocks of B, row-major),
 // k_blocks = ceil(k / 128), FP32.
 struct BlockScales {
@@ -61,7 +61,7 @@ struct BlockScales {
   using Slice = promoted_step::PerTensorScales::Slice;
   // The producer: k-block kb's scales of rows row0 .. row0 + 127 into the stage.
   __device__ void stage(float* scales, int row0, int k_block, std::uint64_t* full) const {
-    cudalabs::hopper::tma_load_1d(scales, &a_map, k_block * m + row0, full);
+    cudalabs::hopper::tma_load_2d(scales, &a_map, k_block * m + row0, 0, full);
   }
   // A consumer thread: its rows' scales (row, row + 8 of the tile) from the stage, times the tile's sb.
   __device__ Slice slice(const float* scales, int row, int col0, int k_block) const {
