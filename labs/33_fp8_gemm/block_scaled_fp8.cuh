@@ -30,7 +30,7 @@
 // [k_blocks][m] (row r, k-block kb at kb · m + r, the layout cuBLASLt's
 // VEC128_32F and DeepGEMM use), so one k-block's scales of a tile's 128 rows
 // are 128 contiguous floats: per stage, the producer issues one more TMA
-// load, a box of 128 floats (512 bytes) into a small array of the stage,
+// load, a box of 132 floats (528 bytes, below) into a small array of the stage,
 // counted in the stage's mbarrier with the tiles. The consumer reads its two
 // rows' scales from shared memory (no bank conflict: a warp's 8 rows are 8
 // consecutive words, each read by 4 lanes), before its warp releases the
@@ -38,36 +38,42 @@
 // stays an __ldg, issued with the shared reads, before the next slice's
 // issue and the wait for this one; sb is row-major [ceil(n/128)][k_blocks].
 //
-// The tensor map is flat, all k_blocks · m floats in one row: a 2D map
+// The tensor map is one-dimensional, all k_blocks · m floats: a 2D map
 // [k_blocks][m] would need m · 4 bytes a multiple of 16 (TMA's rule for
-// strides), and m may be odd. A box may start at any element, so the load
-// of k-block kb for rows row0 .. row0 + 127 starts at kb · m + row0. Where
-// the tile passes m, the box runs into the next k-block's scales (or, past
-// the last one, zeros: TMA's fill): harmless, because A's rows past m are
-// zeros in the stage (A's tensor map fills them), their partial sums are 0,
-// and they are never stored. 3 KB more shared memory (6 stages × 512 bytes).
+// strides), and m may be odd. k-block kb's scales of rows row0 .. row0 + 127
+// start at kb · m + row0, but a box must start on a 16-byte boundary (on an
+// H200 any other start stops the kernel with an illegal instruction), so the
+// box starts at the multiple of 4 at or below, (kb · m + row0) & ~3, and
+// holds 132 floats: row r's scale sits at (kb · m) & 3 + r in it (row0 is a
+// multiple of 128, so the shift is kb · m's alone; 0 when m is a multiple of
+// 4). Where the tile passes m, the box runs into the next k-block's scales
+// (or, past the last one, zeros: TMA's fill): harmless, because A's rows past
+// m are zeros in the stage (A's tensor map fills them), their partial sums
+// are 0, and they are never stored. 3 KB more shared memory (6 stages × 528
+// bytes).
 #include "promoted_fp8.cuh"
 
 namespace block_scaled_step {
-// sa [k_blocks][m] (1 × 128 groups of A, k-major) through a_map, a flat tensor
-// map of its k_blocks · m floats (one row) in boxes of 128 (tensor_map_floats);
+// sa [k_blocks][m] (1 × 128 groups of A, k-major) through a_map, a 1D tensor
+// map of its k_blocks · m floats in boxes of 128 (tensor_map_floats);
 // sb [ceil(n/128)][k_blocks] (128 × 128 blocks of B, row-major),
 // k_blocks = ceil(k / 128), FP32.
 struct BlockScales {
   CUtensorMap a_map;
   const float* b;
   int m, k_blocks;
-  static constexpr int staged = promoted_step::Tile::rows;  // one k-block's scales of a tile's rows, 512 bytes
+  static constexpr int staged = promoted_step::Tile::rows + 4;  // a tile's 128 rows from a 16-byte boundary: 528 bytes
   using Slice = promoted_step::PerTensorScales::Slice;
   // The producer: k-block kb's scales of rows row0 .. row0 + 127 into the stage.
   __device__ void stage(float* scales, int row0, int k_block, std::uint64_t* full) const {
-    cudalabs::hopper::tma_load_2d(scales, &a_map, k_block * m + row0, 0, full);
+    cudalabs::hopper::tma_load_1d(scales, &a_map, (k_block * m + row0) & ~3, full);
   }
   // A consumer thread: its rows' scales (row, row + 8 of the tile) from the stage, times the tile's sb.
   __device__ Slice slice(const float* scales, int row, int col0, int k_block) const {
     const float weight = __ldg(b + (col0 / fp8::block) * k_blocks + k_block);
-    const float top = cudalabs::hopper::ld_shared_f32(scales + row);
-    const float bottom = cudalabs::hopper::ld_shared_f32(scales + row + 8);
+    const float* rows = scales + ((k_block * m) & 3);  // where the box starts below row0 (stage())
+    const float top = cudalabs::hopper::ld_shared_f32(rows + row);
+    const float bottom = cudalabs::hopper::ld_shared_f32(rows + row + 8);
     __syncwarp();  // every lane's reads of the stage before its warp's lane 0 releases it (promoted_fp8.cuh)
     return {top * weight, bottom * weight};
   }

@@ -114,6 +114,21 @@ __device__ inline void tma_load_2d(void* dst, const void* tensor_map, int inner,
 #endif
 }
 
+// The one-dimensional form: the box of a 1D tensor map starting at element
+// `x` (a 16-byte boundary: tensor_map_floats), zeros past the tensor's end.
+// Lab 33 stages 128 FP32 scales with it.
+__device__ inline void tma_load_1d(void* dst, const void* tensor_map, int x, std::uint64_t* bar) {
+#ifdef CUDALABS_SM90A
+  asm volatile(
+      "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2}], [%3];\n" ::"r"(
+          ptx::smem_address(dst)),
+      "l"(tensor_map), "r"(x), "r"(ptx::smem_address(bar))
+      : "memory");
+#else
+  (void)dst, (void)tensor_map, (void)x, (void)bar;
+#endif
+}
+
 // ld.shared.f32: one float of shared memory. A kernel that aligns its
 // dynamic shared memory through an integer (to 1024 bytes for the swizzle)
 // has pointers the compiler no longer knows are shared: dereferenced, they
@@ -510,18 +525,19 @@ CUtensorMap tensor_map_128b(const T* base, const std::array<std::int64_t, Rank>&
 
 // The tensor map of `count` FP32 values at `base`, read in boxes of `box`
 // values that land in shared memory as they are (no swizzle), zeros past the
-// end. A box may start at any element. Encoded as a 2D map whose outer
-// dimension is 1 (the driver refuses a rank-1 map for this): load a box with
-// tma_load_2d(dst, map, first_value, 0, bar). TMA wants the base 16-byte
-// aligned (any cudaMalloc'd pointer) and box · 4 bytes a multiple of 16, at
-// most 256 values: otherwise a CudaError that says so.
+// end. TMA wants the base 16-byte aligned (any cudaMalloc'd pointer) and
+// box · 4 bytes a multiple of 16, at most 256 values: otherwise a CudaError
+// that says so. A box must start on a 16-byte boundary too (a multiple of 4
+// values): a load from anywhere else stops the kernel with an illegal
+// instruction (measured on an H200). The driver reads the strides argument
+// even for one dimension, where it has no entries: a null pointer there is
+// CUDA_ERROR_INVALID_VALUE, so an unused array goes in its place.
 inline CUtensorMap tensor_map_floats(const float* base, std::int64_t count, int box) {
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(count), 1};
-  const cuuint64_t row_bytes[1] = {(static_cast<cuuint64_t>(count) * sizeof(float) + 15) / 16 * 16};
-  const cuuint32_t box_[2] = {static_cast<cuuint32_t>(box), 1}, unit[2] = {1, 1};
+  const cuuint64_t dims[1] = {static_cast<cuuint64_t>(count)}, no_strides[1] = {0};
+  const cuuint32_t box_[1] = {static_cast<cuuint32_t>(box)}, unit[1] = {1};
   CUtensorMap map;
   const CUresult r =
-      tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(base), dims, row_bytes, box_,
+      tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 1, const_cast<float*>(base), dims, no_strides, box_,
                            unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
                            CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
