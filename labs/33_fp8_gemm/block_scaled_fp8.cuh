@@ -30,7 +30,7 @@
 // [k_blocks][m] (row r, k-block kb at kb · m + r, the layout cuBLASLt's
 // VEC128_32F and DeepGEMM use), so one k-block's scales of a tile's 128 rows
 // are 128 contiguous floats: per stage, the producer issues one more TMA
-// load, a box of 132 floats (528 bytes, below) into a small array of the stage,
+// load, a box of 160 floats (640 bytes, below) into a small array of the stage,
 // counted in the stage's mbarrier with the tiles. The consumer reads its two
 // rows' scales from shared memory (no bank conflict: a warp's 8 rows are 8
 // consecutive words, each read by 4 lanes), before its warp releases the
@@ -44,13 +44,13 @@
 // start at kb · m + row0, but a box must start on a 16-byte boundary (on an
 // H200 any other start stops the kernel with an illegal instruction), so the
 // box starts at the multiple of 4 at or below, (kb · m + row0) & ~3, and
-// holds 132 floats: row r's scale sits at (kb · m) & 3 + r in it (row0 is a
+// holds 160 floats (BlockScales::staged): row r's scale sits at (kb · m) & 3 + r in it (row0 is a
 // multiple of 128, so the shift is kb · m's alone; 0 when m is a multiple of
 // 4). Where the tile passes m, the box runs into the next k-block's scales
 // (or, past the last one, zeros: TMA's fill): harmless, because A's rows past
 // m are zeros in the stage (A's tensor map fills them), their partial sums
-// are 0, and they are never stored. 3 KB more shared memory (6 stages × 528
-// bytes).
+// are 0, and they are never stored. 3.75 KB more shared memory (6 stages ×
+// 640 bytes).
 #include "promoted_fp8.cuh"
 
 namespace block_scaled_step {
@@ -62,7 +62,9 @@ struct BlockScales {
   CUtensorMap a_map;
   const float* b;
   int m, k_blocks;
-  static constexpr int staged = promoted_step::Tile::rows + 4;  // a tile's 128 rows from a 16-byte boundary: 528 bytes
+  // A tile's 128 rows from a 16-byte boundary need 132 floats; TMA writes shared memory only at 128-byte
+  // boundaries (an H200 stops any other with a misaligned address), so each stage's array is 160 (640 bytes).
+  static constexpr int staged = promoted_step::Tile::rows + 32;
   using Slice = promoted_step::PerTensorScales::Slice;
   // The producer: k-block kb's scales of rows row0 .. row0 + 127 into the stage.
   __device__ void stage(float* scales, int row0, int k_block, std::uint64_t* full) const {
