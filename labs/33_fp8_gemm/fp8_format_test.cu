@@ -12,8 +12,9 @@
 //     amax / 448, the outlier's group alone is coarse under block scales;
 //   - product_rows: the rounding bound holds for every element, and where the
 //     inputs are exactly representable the quantised products are exact;
-//   - the scales rearranged for cuBLASLt (cublaslt_1x128, cublaslt_128x128)
-//     against the layout written out element by element from the output side.
+//   - the scale layouts against the layout written out element by element
+//     from the output side: per_1x128's k-major [k-block][row] (which
+//     cuBLASLt reads as it is) and cublaslt_128x128's rearrangement.
 #include <cuda_fp8.h>
 
 #include <cmath>
@@ -125,7 +126,9 @@ int main() {
   expect(tensor.q[3 * k + 5] == 0x7E, "per tensor: the outlier is 448");
   expect(row_groups.scales.size() == static_cast<std::size_t>(rows) * 2, "1x128: a scale per row per 128 of k");
   expect(blocks.scales.size() == 4, "128x128: 2 x 2 blocks");
-  expect(row_groups.scales[3 * 2 + 0] == 100.0f / 448.0f, "1x128: the outlier's group has its scale");
+  // k-major: row r, k-block kb at kb · rows + r.
+  expect(row_groups.scales[0 * rows + 3] == 100.0f / 448.0f, "1x128: the outlier's group has its scale");
+  expect(row_groups.scales[1 * rows + 3] < 1.0f / 448.0f + 1e-9f, "1x128: the outlier's row, next k block: its own scale");
   expect(blocks.scales[0] == 100.0f / 448.0f && blocks.scales[1] < 1.0f / 448.0f + 1e-9f,
          "128x128: the outlier's block has its scale, the next k block does not");
   for (int r = 0; r < rows; ++r)
@@ -135,7 +138,7 @@ int main() {
       for (int c = 128 * g; c < std::min(k, 128 * (g + 1)); ++c) {
         const std::size_t i = static_cast<std::size_t>(r) * k + c;
         if (std::fabs(x[i]) > amax) amax = std::fabs(x[i]), top = row_groups.q[i];
-        if (row_groups.q[i] != fp8::e4m3_from_float(x[i] / row_groups.scales[static_cast<std::size_t>(r) * 2 + g])) {
+        if (row_groups.q[i] != fp8::e4m3_from_float(x[i] / row_groups.scales[static_cast<std::size_t>(g) * rows + r])) {
           std::printf("FAIL: 1x128 code at (%d, %d)\n", r, c);
           ++failures;
         }
@@ -176,9 +179,9 @@ int main() {
   for (std::size_t i = 0; i < e.exact.size(); ++i)
     expect(e.per_tensor[i] == e.exact[i] && e.block[i] == e.exact[i], "representable inputs: exact products");
 
-  // cuBLASLt's scale layouts (fp8_reference.hpp), checked from the output's
-  // side: each output element decoded into the (row, k-block) it must hold.
-  // Scales numbered 1, 2, 3, ... so that any two misplaced differ.
+  // The scale layouts (fp8_reference.hpp), checked from the output's side:
+  // each output element decoded into the (row, k-block) it must hold. Groups
+  // and blocks numbered 1, 2, 3, ... so that any two misplaced differ.
   struct LayoutShape {
     int rows, k;
   };
@@ -186,17 +189,26 @@ int main() {
                                LayoutShape{131, 144}, LayoutShape{7168, 16384}}) {
     const int kb_count = (sh.k + 127) / 128, rb_count = (sh.rows + 127) / 128;
     const int padded = (kb_count % 4 == 0) ? kb_count : kb_count + 4 - kb_count % 4;
-    std::vector<float> groups(static_cast<std::size_t>(sh.rows) * kb_count), blocks(static_cast<std::size_t>(rb_count) * kb_count);
-    for (std::size_t i = 0; i < groups.size(); ++i) groups[i] = static_cast<float>(i + 1);
+    std::vector<float> blocks(static_cast<std::size_t>(rb_count) * kb_count);
     for (std::size_t i = 0; i < blocks.size(); ++i) blocks[i] = static_cast<float>(i + 1);
-    // 1x128: element e of the output is k-block e / rows of row e % rows.
-    const std::vector<float> lt_groups = fp8_ref::cublaslt_1x128(groups, sh.rows, sh.k);
-    bool ok = lt_groups.size() == groups.size();
-    for (std::size_t e = 0; ok && e < lt_groups.size(); ++e) {
-      const std::size_t row = e % static_cast<std::size_t>(sh.rows), kb = e / static_cast<std::size_t>(sh.rows);
-      ok = lt_groups[e] == static_cast<float>(row * static_cast<std::size_t>(kb_count) + kb + 1);
+    // 1x128, per_1x128 itself (cuBLASLt's VEC128_32F reads the same array):
+    // group (row, kb) holds one nonzero, its number, so its scale is
+    // scale_of(number); element e of the scales is k-block e / rows of row
+    // e % rows. Shapes of up to 2^20 elements (the quantiser rounds them all).
+    bool ok = true;
+    if (static_cast<std::size_t>(sh.rows) * sh.k <= (std::size_t{1} << 20)) {
+      std::vector<float> numbered(static_cast<std::size_t>(sh.rows) * sh.k, 0.0f);
+      for (int r = 0; r < sh.rows; ++r)
+        for (int kb = 0; kb < kb_count; ++kb)
+          numbered[static_cast<std::size_t>(r) * sh.k + static_cast<std::size_t>(kb) * 128] = static_cast<float>(r * kb_count + kb + 1);
+      const std::vector<float> got = fp8_ref::per_1x128(numbered, sh.rows, sh.k).scales;
+      ok = got.size() == static_cast<std::size_t>(sh.rows) * kb_count;
+      for (std::size_t e = 0; ok && e < got.size(); ++e) {
+        const std::size_t row = e % static_cast<std::size_t>(sh.rows), kb = e / static_cast<std::size_t>(sh.rows);
+        ok = got[e] == fp8::scale_of(static_cast<float>(row * static_cast<std::size_t>(kb_count) + kb + 1));
+      }
     }
-    expect(ok, "cuBLASLt 1x128 layout: [k-block][row], rows innermost");
+    expect(ok, "1x128 layout (cuBLASLt's VEC128_32F as it is): [k-block][row], rows innermost");
     // 128x128: element e is k-block e % padded of row block e / padded, 0 past the k-blocks.
     const std::vector<float> lt_blocks = fp8_ref::cublaslt_128x128(blocks, sh.rows, sh.k);
     ok = lt_blocks.size() == static_cast<std::size_t>(rb_count) * padded &&

@@ -13,8 +13,11 @@
 //                  group: 4 values per lane, the max by shuffles.
 //   128 × 128      (weights, B [n × k]) one scale per 128 × 128 block: a block
 //                  of 256 threads per block of B, 64 values per thread.
-// Scales are stored row-major: [m][ceil(k/128)] for 1 × 128 and
-// [ceil(n/128)][ceil(k/128)] for 128 × 128. Every element is rounded with
+// Scales: 1 × 128 k-major, [ceil(k/128)][m] (the scale of row r, k-block kb
+// at kb · m + r: the m rows' scales of one k-block contiguous, the layout
+// cuBLASLt's VEC128_32F and DeepGEMM read, so that step 4's warps load the
+// scales of their 16 rows as 64 contiguous bytes); 128 × 128 row-major,
+// [ceil(n/128)][ceil(k/128)]. Every element is rounded with
 // cvt.rn.satfinite.e4m3x2.f32 (__nv_cvt_float_to_fp8), dividing first with
 // __fdiv_rn (IEEE): exactly what the CPU reference (fp8_reference.hpp) does.
 #include <cuda_fp8.h>
@@ -86,6 +89,11 @@ __global__ void quantise_per_tensor_kernel(const float* __restrict__ x, std::int
 // One warp per 1 × 128 group (row r, k-block kb) of a row-major [rows × k]
 // matrix: lane l holds columns kb·128 + l + 32j, j < 4 (a warp's loads of one
 // j are 128 contiguous bytes). Columns past k count as zeros and are not stored.
+// Warps take the groups row by row (warp w: row w / k_blocks, k-block
+// w % k_blocks), so the reads of x run along its rows; the scale goes to
+// kb · rows + r (k-major), so consecutive warps store their one float each
+// `rows` floats apart. Those strided stores do not matter: rows · k_blocks
+// floats in all, 1/128 of the bytes the kernel reads.
 __global__ void quantise_1x128_kernel(const float* __restrict__ x, int rows, int k, __nv_fp8_e4m3* __restrict__ q,
                                       float* __restrict__ scales) {
   // BEGIN SOLUTION quantisation
@@ -94,7 +102,8 @@ __global__ void quantise_1x128_kernel(const float* __restrict__ x, int rows, int
   if (group >= static_cast<std::int64_t>(rows) * k_blocks) return;  // whole warps leave together
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const std::int64_t row = group / k_blocks;
-  const int col0 = static_cast<int>(group % k_blocks) * fp8::block;
+  const int kb = static_cast<int>(group % k_blocks);
+  const int col0 = kb * fp8::block;
   float v[4];
   float m = 0.0f;
 #pragma unroll
@@ -104,7 +113,7 @@ __global__ void quantise_1x128_kernel(const float* __restrict__ x, int rows, int
     m = fmaxf(m, fabsf(v[j]));
   }
   const float s = fp8::scale_of(warp_max(m));
-  if (lane == 0) scales[group] = s;  // group = row · k_blocks + kb: row-major [rows][k_blocks]
+  if (lane == 0) scales[static_cast<std::int64_t>(kb) * rows + row] = s;  // k-major [k_blocks][rows]
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int col = col0 + lane + 32 * j;
@@ -112,6 +121,7 @@ __global__ void quantise_1x128_kernel(const float* __restrict__ x, int rows, int
   }
   // END SOLUTION
   // STUB: (void)x, (void)rows, (void)k, (void)q, (void)scales;  // TODO: a warp per 128 of a row: amax, scale, round
+  // STUB: // TODO: the scale of row r, k-block kb goes to scales[kb · rows + r] (k-major)
 }
 
 // One block of 256 threads per 128 × 128 block (blockIdx.y: the block row,
@@ -170,7 +180,8 @@ inline void quantise_per_tensor(const float* x, std::int64_t count, __nv_fp8_e4m
   // STUB: cudalabs::not_implemented("quantise_per_tensor", x, count, q, scale, stream);
 }
 
-// x [rows × k] -> q [rows × k] and scales [rows][ceil(k/128)].
+// x [rows × k] -> q [rows × k] and scales [ceil(k/128)][rows] (k-major: row r,
+// k-block kb at kb · rows + r).
 inline void quantise_1x128(const float* x, int rows, int k, __nv_fp8_e4m3* q, float* scales, cudaStream_t stream) {
   // BEGIN SOLUTION quantisation
   const std::int64_t warps = static_cast<std::int64_t>(rows) * cudalabs::ceil_div(k, fp8::block);

@@ -39,6 +39,12 @@ inline Quantised per_tensor(const std::vector<float>& x) {
   return {round_all(x, [&](std::size_t) { return scale; }), {scale}};
 }
 
+// The 1 × 128 scales are k-major, [ceil(k/128)][rows]: row r, k-block kb at
+// kb · rows + r.
+inline std::size_t group_index(std::size_t row, std::size_t k_block, int rows) {
+  return k_block * static_cast<std::size_t>(rows) + row;
+}
+
 inline Quantised per_1x128(const std::vector<float>& x, int rows, int k) {
   const int k_blocks = cudalabs::ceil_div(k, fp8::block);
   std::vector<float> scales(static_cast<std::size_t>(rows) * k_blocks);
@@ -47,9 +53,9 @@ inline Quantised per_1x128(const std::vector<float>& x, int rows, int k) {
       float amax = 0.0f;
       for (int c = kb * fp8::block; c < std::min(k, (kb + 1) * fp8::block); ++c)
         amax = std::max(amax, std::fabs(x[static_cast<std::size_t>(r) * k + c]));
-      scales[static_cast<std::size_t>(r) * k_blocks + kb] = fp8::scale_of(amax);
+      scales[group_index(static_cast<std::size_t>(r), static_cast<std::size_t>(kb), rows)] = fp8::scale_of(amax);
     }
-  return {round_all(x, [&](std::size_t i) { return scales[(i / k) * k_blocks + (i % k) / fp8::block]; }), scales};
+  return {round_all(x, [&](std::size_t i) { return scales[group_index(i / k, (i % k) / fp8::block, rows)]; }), scales};
 }
 
 inline Quantised per_128x128(const std::vector<float>& x, int rows, int k) {
@@ -75,19 +81,12 @@ inline Quantised per_128x128(const std::vector<float>& x, int rows, int k) {
 // "Scaling factors layouts" (as PyTorch's _scaled_mm checks them since
 // pytorch/pytorch#166752) then asks for
 //   VEC128_32F on its B (our A, 1×128): a [ceil(k/128)] × [m] array, rows
-//     of A innermost: out[kb·m + row]; no padding;
+//     of A innermost: [kb·m + row]; no padding. That is the lab's own
+//     layout (group_index): per_1x128's scales go to cuBLASLt as they are;
 //   BLK128x128_32F on its A (our B, 128×128): per column of blocks (128 rows
 //     of B) its ceil(k/128) scales, innermost, padded to a multiple of 4
-//     (16 bytes): out[(row/128)·round_up(ceil(k/128), 4) + kb], the padding 0.
-// Both are rearrangements of the scales per_1x128 and per_128x128 return.
-inline std::vector<float> cublaslt_1x128(const std::vector<float>& scales, int rows, int k) {
-  const std::size_t k_blocks = static_cast<std::size_t>(cudalabs::ceil_div(k, fp8::block));
-  const std::size_t r = static_cast<std::size_t>(rows);
-  std::vector<float> out(k_blocks * r);
-  for (std::size_t row = 0; row < r; ++row)
-    for (std::size_t kb = 0; kb < k_blocks; ++kb) out[kb * r + row] = scales[row * k_blocks + kb];
-  return out;
-}
+//     (16 bytes): out[(row/128)·round_up(ceil(k/128), 4) + kb], the padding 0:
+//     per_128x128's scales rearranged by cublaslt_128x128.
 
 // The padded length of one column of 128×128 scales in cuBLASLt's layout.
 inline int cublaslt_block_column(int k) { return cudalabs::ceil_div(cudalabs::ceil_div(k, fp8::block), 4) * 4; }
@@ -129,7 +128,7 @@ struct Inputs {
 struct ProductRows {
   std::vector<double> exact;             // Σ a·b, the FP32 inputs
   std::vector<double> per_tensor;        // Σ (qa·sa)(qb·sb), per-tensor quantised
-  std::vector<double> block;             // Σ (qa·sa[row][kb])(qb·sb[j/128][kb]), block quantised
+  std::vector<double> block;             // Σ (qa·sa[kb][row])(qb·sb[j/128][kb]), block quantised
   std::vector<double> abs_exact;         // Σ |a·b|
   std::vector<double> abs_per_tensor;    // Σ |products| of the per-tensor values
   std::vector<double> abs_block;         // Σ |products| of the block values
@@ -167,7 +166,7 @@ inline ProductRows product_rows(const Inputs& in, const std::vector<int>& rows) 
       const std::uint8_t* qb_b = in.b_blocks.q.data() + j * k;
       double exact = 0, tensor = 0, blocks = 0, abs_exact = 0, abs_tensor = 0, abs_blocks = 0, round_t = 0, round_b = 0;
       for (int kb = 0; kb < k_blocks; ++kb) {
-        const float sa_b = in.a_rows.scales[row * k_blocks + static_cast<std::size_t>(kb)];
+        const float sa_b = in.a_rows.scales[group_index(row, static_cast<std::size_t>(kb), in.m)];
         const float sb_b = in.b_blocks.scales[(j / fp8::block) * k_blocks + static_cast<std::size_t>(kb)];
         for (int c = kb * fp8::block; c < std::min(k, (kb + 1) * fp8::block); ++c) {
           const double x = a[c], y = b[c];

@@ -22,7 +22,8 @@ namespace lab33 {
 // zeros), q = e4m3(x / scale), IEEE division, round to nearest even, saturate
 // at 448. The CPU reference rounds the same way; the check is exact.
 //   per tensor: one scale (*scale) for x[0 .. count)
-//   1 × 128:    scales [rows][ceil(k/128)], one per row per 128 of k
+//   1 × 128:    scales [ceil(k/128)][rows], one per row per 128 of k, k-major:
+//               row r, k-block kb at kb · rows + r
 //   128 × 128:  scales [ceil(rows/128)][ceil(k/128)], one per block
 void quantise_per_tensor(const float* x, std::int64_t count, __nv_fp8_e4m3* q, float* scale, cudaStream_t stream);
 void quantise_1x128(const float* x, int rows, int k, __nv_fp8_e4m3* q, float* scales, cudaStream_t stream);
@@ -35,8 +36,9 @@ void per_tensor(const __nv_fp8_e4m3* a, const __nv_fp8_e4m3* b, const float* sca
 // Step 3: the same product, partial sums promoted to FP32 every 128 of k.
 void promoted(const __nv_fp8_e4m3* a, const __nv_fp8_e4m3* b, const float* scale_a, const float* scale_b, float* c,
               int m, int n, int k, cudaStream_t stream);
-// Step 4: A with 1 × 128 scales [m][ceil(k/128)], B with 128 × 128 scales
-// [ceil(n/128)][ceil(k/128)], applied at each promotion.
+// Step 4: A with 1 × 128 scales [ceil(k/128)][m], B with 128 × 128 scales
+// [ceil(n/128)][ceil(k/128)], applied at each promotion. a_scales 16-byte
+// aligned (TMA reads it; any cudaMalloc'd pointer is).
 void block_scaled(const __nv_fp8_e4m3* a, const __nv_fp8_e4m3* b, const float* a_scales, const float* b_scales,
                   float* c, int m, int n, int k, cudaStream_t stream);
 

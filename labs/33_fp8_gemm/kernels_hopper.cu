@@ -26,12 +26,12 @@ cudalabs::KernelResources per_tensor_resources() {
 cudalabs::KernelResources promoted_resources() {
   using Scales = promoted_step::PerTensorScales;
   gemm_fp8_promoted_prepare<Scales>();
-  return resources_of(gemm_fp8_promoted_kernel<Scales>, wgmma_step::threads, promoted_step::Tile::smem_bytes);
+  return resources_of(gemm_fp8_promoted_kernel<Scales>, wgmma_step::threads, promoted_step::smem_bytes<Scales>);
 }
 cudalabs::KernelResources block_scaled_resources() {
   using Scales = block_scaled_step::BlockScales;
   gemm_fp8_promoted_prepare<Scales>();
-  return resources_of(gemm_fp8_promoted_kernel<Scales>, wgmma_step::threads, promoted_step::Tile::smem_bytes);
+  return resources_of(gemm_fp8_promoted_kernel<Scales>, wgmma_step::threads, promoted_step::smem_bytes<Scales>);
 }
 
 std::string hopper_unavailable() { return cudalabs::hopper::sm90a_unavailable(); }

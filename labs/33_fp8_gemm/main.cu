@@ -48,12 +48,14 @@
 // Steps 2-4 need a Hopper GPU and sm_90a code (kernels_hopper.cu); elsewhere
 // they are skipped with a note, and with nothing else selected the lab exits 77.
 //
-// cublaslt_fp8_block multiplies the same codes as block_scaled, its scales
-// rearranged into cuBLASLt's layout (fp8_reference.hpp, cublaslt_1x128 and
-// cublaslt_128x128). cuBLAS documents no accuracy for its block-scaled GEMM,
-// so it is held to the tensor-core accumulation bounds (2^-6, as cublaslt_fp8),
-// not to the 2^-8 / 2^-9 of the kernels that promote every 128 of k, although
-// a scale per 128 of k leaves it no way but to promote too. Where it ran,
+// cublaslt_fp8_block multiplies the same codes and scales as block_scaled:
+// the 1×128 scales as they are (the lab stores them k-major, [kb][m], the
+// layout cuBLASLt reads), the 128×128 ones rearranged into cuBLASLt's padded
+// layout (fp8_reference.hpp, cublaslt_128x128). cuBLAS documents no accuracy
+// for its block-scaled GEMM, so it is held to the tensor-core accumulation
+// bounds (2^-6, as cublaslt_fp8), not to the 2^-8 / 2^-9 of the kernels that
+// promote every 128 of k, although a scale per 128 of k leaves it no way but
+// to promote too. Where it ran,
 // block_scaled's record carries its time (extra.cublaslt_fp8_block_ms: the
 // ratio is that over block_scaled's median) and a note gives the ratio;
 // vs_baseline stays against cublaslt_fp8 for every row.
@@ -238,8 +240,7 @@ void run_fp8_lab(cudalabs::Session& s) {
     DeviceQuantised a_rows(a_count, a_scales, "A 1x128"), b_blocks(b_count, b_scales, "B 128x128");
     DeviceQuantised out_a_tensor(a_count, 1, "step 1's A per tensor"), out_b_tensor(b_count, 1, "step 1's B per tensor");
     DeviceQuantised out_a_rows(a_count, a_scales, "step 1's A 1x128"), out_b_blocks(b_count, b_scales, "step 1's B 128x128");
-    // block_scaled's scales in cuBLASLt's layout (cublaslt_fp8_block).
-    cudalabs::DeviceBuffer<float> lt_a_scales(lt_block_wanted ? a_scales : 1, "A 1x128 scales, cuBLASLt's layout");
+    // block_scaled's B scales in cuBLASLt's layout (cublaslt_fp8_block; its A scales are a_rows.scales as they are).
     cudalabs::DeviceBuffer<float> lt_b_scales(
         lt_block_wanted ? static_cast<std::size_t>(cudalabs::ceil_div(n, fp8::block)) * fp8_ref::cublaslt_block_column(k) : 1,
         "B 128x128 scales, cuBLASLt's layout");
@@ -260,10 +261,7 @@ void run_fp8_lab(cudalabs::Session& s) {
       std::transform(b.begin(), b.end(), b16.begin(), [](float v) { return __float2bfloat16_rn(v); });
       d_a.upload(a), d_b.upload(b), d_a16.upload(a16), d_b16.upload(b16);
       a_tensor.upload(qa_tensor), b_tensor.upload(qb_tensor), a_rows.upload(qa_rows), b_blocks.upload(qb_blocks);
-      if (lt_block_wanted) {
-        lt_a_scales.upload(fp8_ref::cublaslt_1x128(qa_rows.scales, m, k));
-        lt_b_scales.upload(fp8_ref::cublaslt_128x128(qb_blocks.scales, n, k));
-      }
+      if (lt_block_wanted) lt_b_scales.upload(fp8_ref::cublaslt_128x128(qb_blocks.scales, n, k));
       // All rows while m·n·k <= 2^28 (the reference's eight sums per product: about a second), else 8.
       rows = matmul_detail::rows_to_check(m, n, k, cudalabs::mix_seed(seed, 3), 268435456.0, 8);
       ref = fp8_ref::product_rows({a, b, qa_tensor, qb_tensor, qa_rows, qb_blocks, m, n, k}, rows);
@@ -364,7 +362,7 @@ void run_fp8_lab(cudalabs::Session& s) {
     bool lt_block_row = lt_block_wanted;
     if (lt_block_row) {
       auto run_lt_block = [&](cudaStream_t st) {
-        blas.gemm_fp8_e4m3_blocks(a_rows.q.data(), b_blocks.q.data(), lt_a_scales.data(), lt_b_scales.data(),
+        blas.gemm_fp8_e4m3_blocks(a_rows.q.data(), b_blocks.q.data(), a_rows.scales.data(), lt_b_scales.data(),
                                   d_c.data(), m, n, k, st);
       };
       try {

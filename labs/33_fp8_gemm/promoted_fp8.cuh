@@ -43,7 +43,9 @@
 // The kernel takes a Scales policy: what multiplies each slice's partial
 // sums as they are promoted, and what multiplies C at the end. Here,
 // per-tensor scales (1 per slice, scale_a · scale_b at the store); step 4
-// (block_scaled_fp8.cuh) passes block scales.
+// (block_scaled_fp8.cuh) passes block scales, whose per-row factors the
+// producer loads into each stage beside the tiles (the policy's `staged`
+// floats per stage and its stage() load; none here).
 #include <cuda_fp8.h>
 
 #include <wgmma_tma.cuh>  // lab 30's step 4: TileShape, Schedule, tensor maps, the fragment stores
@@ -59,25 +61,39 @@ static_assert(Tile::cols == fp8::block, "a tile's columns are one 128-row block 
 static_assert(wgmma_step::tile_k * 2 == fp8::block, "a slice of k (64 pairs) is one 128-wide scale block");
 
 // Per-tensor scales (step 3): promotion adds the slice as it is; C is
-// multiplied by scale_a · scale_b as it is stored.
+// multiplied by scale_a · scale_b as it is stored. A Scales policy has:
+//   staged    FP32 values per stage that the producer loads with the tiles
+//   stage()   the producer's load of them, counted in the stage's mbarrier
+//   slice()   the factors of one slice for a thread's two rows (row: its
+//             first, in the tile), given the slice's staged values
+//   output()  what multiplies C as it is stored
 struct PerTensorScales {
   const float* a;
   const float* b;
+  static constexpr int staged = 0;  // nothing beside the tiles
   struct Slice {
     float top = 1.0f, bottom = 1.0f;  // for the thread's rows g and g + 8
   };
-  __device__ Slice slice(int /*row*/, int /*col0*/, int /*k_block*/) const { return {}; }
+  __device__ void stage(float* /*staged*/, int /*row0*/, int /*k_block*/, std::uint64_t* /*full*/) const {}
+  __device__ Slice slice(const float* /*staged*/, int /*row*/, int /*col0*/, int /*k_block*/) const { return {}; }
   __device__ float output() const { return *a * *b; }
 };
+
+// The kernel's shared memory: the tile ring and its mbarriers (Tile), and the
+// policy's staged values, `staged` floats per stage.
+template <class Scales>
+inline constexpr int smem_bytes = Tile::smem_bytes + Tile::stages * Scales::staged * static_cast<int>(sizeof(float));
 }  // namespace promoted_step
 
 // C = A·Bᵀ in 128 × 128 tiles, FP32 promotion every slice. a_map / b_map:
 // the tensor maps of A [m × k/2 pairs] and B [n × k/2 pairs], boxes of 128
-// rows × 64 pairs.
+// rows × 64 pairs. `scales` is a __grid_constant__ parameter: a policy may
+// hold a tensor map, which TMA reads where the parameter lives.
 template <class Scales>
 __global__ void __launch_bounds__(wgmma_step::threads, 1)
     gemm_fp8_promoted_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
-                             float* __restrict__ c, int m, int n, const wgmma_step::Schedule plan, const Scales scales) {
+                             float* __restrict__ c, int m, int n, const wgmma_step::Schedule plan,
+                             const __grid_constant__ Scales scales) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using namespace wgmma_step;
   using promoted_step::Pair;
@@ -90,7 +106,9 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
       (reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t{1023});
   Pair* a_tiles = reinterpret_cast<Pair*>(smem);                                    // [stage][128 rows][64 pairs]
   Pair* b_tiles = reinterpret_cast<Pair*>(smem + stages * Shape::row_stage_bytes);  // [stage][128 rows][64 pairs]
-  auto* full = reinterpret_cast<std::uint64_t*>(smem + stages * Shape::stage_bytes);
+  float* staged_ring = reinterpret_cast<float*>(smem + stages * Shape::stage_bytes);  // [stage][Scales::staged]
+  constexpr int staged_bytes = Scales::staged * static_cast<int>(sizeof(float));
+  auto* full = reinterpret_cast<std::uint64_t*>(smem + stages * (Shape::stage_bytes + staged_bytes));
   std::uint64_t* empty = full + stages;
 
   const int warpgroup = hw::warpgroup_index(), in_group = static_cast<int>(threadIdx.x) % 128;
@@ -105,7 +123,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
   }
   __syncthreads();
 
-  if (warpgroup == 0) {  // the producer, as lab 30's: one thread, two TMA loads per slice
+  if (warpgroup == 0) {  // the producer, as lab 30's: one thread, two TMA loads per slice (and the policy's)
     hw::setmaxnreg_dec<40>();
     if (in_group == 0) {
       int g = 0;
@@ -115,9 +133,10 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
         for (int s = work.first; s < work.last; ++s, ++g) {
           const int stage = g % stages;
           hw::mbarrier_wait(&empty[stage], ((g / stages) & 1) ^ 1);
-          hw::mbarrier_arrive_expect_tx(&full[stage], Shape::stage_bytes);
+          hw::mbarrier_arrive_expect_tx(&full[stage], Shape::stage_bytes + staged_bytes);
           hw::tma_load_2d(a_tiles + stage * tile_m * tile_k, &a_map, s * tile_k, tile.row0, &full[stage]);
           hw::tma_load_2d(b_tiles + stage * tile_n * tile_k, &b_map, s * tile_k, tile.col0, &full[stage]);
+          scales.stage(staged_ring + stage * Scales::staged, tile.row0, s, &full[stage]);  // slice s is k-block s
         }
       }
     }
@@ -127,13 +146,13 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
     const int consumer = warpgroup - 1;
     const int lane = in_group % 32;
     const Pair* a_ring = a_tiles + Shape::row_offset(consumer) * tile_k;  // this consumer's 64 rows of stage 0
+    // This thread's rows of a tile: g and g + 8 of its warp's 16 (hopper.cuh's fragment layout).
+    const int warp_row = Shape::row_offset(consumer) + 16 * (in_group / 32), row = warp_row + lane / 4;
     int g = 0;  // the block's slices so far, over all its items: its j-th slice is in stage j % stages
     for (int i = 0; i < items; ++i) {
       const Work work = plan.item(worker, i);
       const TileCoord tile = tile_of_block(work.unit, tiles_m, tiles_n, tile_m, tile_n);
-      // This thread's rows of the tile: g and g + 8 of its warp's 16 (hopper.cuh's fragment layout).
-      const int row0 = tile.row0 + Shape::row_offset(consumer) + 16 * (in_group / 32);
-      const int row = row0 + lane / 4;
+      const int row0 = tile.row0 + warp_row;  // the warp's first row in C
       float total[wg_n / 2];    // FP32, over all of k
       float part[2][wg_n / 2];  // two slices' tensor-core sums (scale-d = 0 on each one's first wgmma)
 #pragma unroll
@@ -155,19 +174,25 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
         hw::wgmma_commit_group();
       };
       // Slice s (the block's j-th) has finished in `ready`: release its stage, add it into total (FP32 FMAs with
-      // the Scales' factor, loaded before the wait for the slice so that its latency hides behind it).
+      // the Scales' factor, read before the next slice's issue and the wait for this one, so that its latency
+      // hides behind them, and before the release: the factor may come from the stage's staged values).
       auto promote = [&](const float (&ready)[wg_n / 2], typename Scales::Slice factor, int j) {
         if (lane == 0) hw::mbarrier_arrive(&empty[j % stages]);  // the registers hold the slice: its stage is free
         // c0, c1 of each m16n8 fragment are row g, c2, c3 row g + 8.
 #pragma unroll
         for (int r = 0; r < wg_n / 2; ++r) total[r] = fmaf(ready[r], r % 4 < 2 ? factor.top : factor.bottom, total[r]);
       };
+      // The factor of the tile's slice t, the block's (g + t)-th: its stage's full barrier was waited for when
+      // it was issued, so the stage's staged values are there.
+      auto factor_of = [&](int t) {
+        return scales.slice(staged_ring + ((g + t) % stages) * Scales::staged, row, tile.col0, work.first + t);
+      };
       // With slice t in flight in `ready`: issue slice t + 1 into `next`, wait for slice t only (wait_group 1:
       // the tensor core runs t + 1 meanwhile), promote slice t. No branch around an issue: written with one
       // (issue only where a next slice exists), ptxas serialised every wgmma of the kernel (nvcc -Xptxas -v,
       // info C7514: accumulator registers read by other instructions while their wgmma is in flight).
       auto overlap = [&](float (&ready)[wg_n / 2], float (&next)[wg_n / 2], int t) {
-        const typename Scales::Slice factor = scales.slice(row, tile.col0, work.first + t);
+        const typename Scales::Slice factor = factor_of(t);
         issue(next, g + t + 1);
         hw::wgmma_wait_group<1>();
         hw::fence_operands(ready);
@@ -175,7 +200,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
       };
       // The last slice, in flight in `ready`: nothing left to overlap.
       auto drain = [&](float (&ready)[wg_n / 2], int t) {
-        const typename Scales::Slice factor = scales.slice(row, tile.col0, work.first + t);
+        const typename Scales::Slice factor = factor_of(t);
         hw::wgmma_wait_group<0>();
         hw::fence_operands(ready);
         promote(ready, factor, g + t);
@@ -217,7 +242,7 @@ __global__ void __launch_bounds__(wgmma_step::threads, 1)
 // Opts the kernel in to its shared memory (once) before launches and the occupancy API.
 template <class Scales>
 void gemm_fp8_promoted_prepare() {
-  opt_in_shared_memory_once<gemm_fp8_promoted_kernel<Scales>, promoted_step::Tile::smem_bytes>();
+  opt_in_shared_memory_once<gemm_fp8_promoted_kernel<Scales>, promoted_step::smem_bytes<Scales>>();
   cudalabs::hopper::tensor_map_encoder();
 }
 
@@ -236,7 +261,8 @@ void gemm_fp8_promoted_tiles(const __nv_fp8_e4m3* a, const __nv_fp8_e4m3* b, flo
   const Schedule plan{tiles, slices, 1, slices, workers, tiles, 0};  // splits 1, no tail: whole tiles only
   const CUtensorMap a_map = tensor_map_of(reinterpret_cast<const Pair*>(a), m, pairs_k, Shape::rows);
   const CUtensorMap b_map = tensor_map_of(reinterpret_cast<const Pair*>(b), n, pairs_k, Shape::cols);
-  gemm_fp8_promoted_kernel<Scales><<<static_cast<unsigned>(workers), threads, Shape::smem_bytes, stream>>>(
+  constexpr int smem_bytes = promoted_step::smem_bytes<Scales>;
+  gemm_fp8_promoted_kernel<Scales><<<static_cast<unsigned>(workers), threads, smem_bytes, stream>>>(
       a_map, b_map, c, m, n, plan, scales);
   CUDALABS_CHECK_LAUNCH("gemm_fp8_promoted_kernel");
 }

@@ -2,8 +2,9 @@
 // Hopper's (sm_90a) instructions for a GEMM main loop behind small named
 // device functions (STYLE.md, habit 15): mbarriers, TMA tensor loads (and
 // their multicast to a cluster), wgmma and its fences, setmaxnreg, named and
-// cluster barriers; and, on the host, the one call
-// that encodes a TMA tensor map (tensor_map_128b). Used by lab 30 (GEMM) and
+// cluster barriers; and, on the host, the calls
+// that encode TMA tensor maps (tensor_map_128b for wgmma's swizzled tiles,
+// tensor_map_floats for a vector of FP32 values). Used by lab 30 (GEMM) and
 // lab 31 (FlashAttention).
 //
 // wgmma and setmaxnreg exist only in the architecture-specific target sm_90a
@@ -110,6 +111,37 @@ __device__ inline void tma_load_2d(void* dst, const void* tensor_map, int inner,
       : "memory");
 #else
   (void)dst, (void)tensor_map, (void)inner, (void)outer, (void)bar;
+#endif
+}
+
+// The one-dimensional form: the box of a 1D tensor map starting at element
+// `x` (a 16-byte boundary: tensor_map_floats), zeros past the tensor's end.
+// Lab 33 stages 128 FP32 scales with it.
+__device__ inline void tma_load_1d(void* dst, const void* tensor_map, int x, std::uint64_t* bar) {
+#ifdef CUDALABS_SM90A
+  asm volatile(
+      "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2}], [%3];\n" ::"r"(
+          ptx::smem_address(dst)),
+      "l"(tensor_map), "r"(x), "r"(ptx::smem_address(bar))
+      : "memory");
+#else
+  (void)dst, (void)tensor_map, (void)x, (void)bar;
+#endif
+}
+
+// ld.shared.f32: one float of shared memory. A kernel that aligns its
+// dynamic shared memory through an integer (to 1024 bytes for the swizzle)
+// has pointers the compiler no longer knows are shared: dereferenced, they
+// compile to generic loads (LD), slower than LDS. Volatile, with a memory
+// clobber, so that it stays before a later mbarrier arrive that frees the
+// memory it reads.
+__device__ inline float ld_shared_f32(const float* p) {
+#ifdef CUDALABS_SM90A
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(ptx::smem_address(p)) : "memory");
+  return v;
+#else
+  return *p;
 #endif
 }
 
@@ -488,6 +520,31 @@ CUtensorMap tensor_map_128b(const T* base, const std::array<std::int64_t, Rank>&
                     shape + " tensor: TMA needs a 16-byte-aligned base, strides that are multiples of 16 bytes, "
                     "and a box of at most 256 per dimension, 128 bytes innermost");
   }
+  return map;
+}
+
+// The tensor map of `count` FP32 values at `base`, read in boxes of `box`
+// values that land in shared memory as they are (no swizzle), zeros past the
+// end. TMA wants the base 16-byte aligned (any cudaMalloc'd pointer) and
+// box · 4 bytes a multiple of 16, at most 256 values: otherwise a CudaError
+// that says so. A box must start on a 16-byte boundary too (a multiple of 4
+// values): a load from anywhere else stops the kernel with an illegal
+// instruction (measured on an H200). The driver reads the strides argument
+// even for one dimension, where it has no entries: a null pointer there is
+// CUDA_ERROR_INVALID_VALUE, so an unused array goes in its place.
+inline CUtensorMap tensor_map_floats(const float* base, std::int64_t count, int box) {
+  const cuuint64_t dims[1] = {static_cast<cuuint64_t>(count)}, no_strides[1] = {0};
+  const cuuint32_t box_[1] = {static_cast<cuuint32_t>(box)}, unit[1] = {1};
+  CUtensorMap map;
+  const CUresult r =
+      tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 1, const_cast<float*>(base), dims, no_strides, box_,
+                           unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                           CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw CudaError("cuTensorMapEncodeTiled failed (CUresult " + std::to_string(static_cast<int>(r)) + ") for " +
+                    std::to_string(count) + " floats in boxes of " + std::to_string(box) +
+                    ": TMA needs a 16-byte-aligned base, 1 to 2^32 values, and a box of 4 to 256 values, "
+                    "a multiple of 4");
   return map;
 }
 
