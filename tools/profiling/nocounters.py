@@ -21,7 +21,11 @@ BUSY = 60.0             # % of a ceiling: the kernel is bound by it (Nsight Comp
 NEAR_PEAK = 75.0        # % of the FP32 peak from which compute-bound is 'measured': the peak is one FFMA per
                         # scheduler per clock, the whole issue rate, so FP32 then fills three quarters of the issue
                         # slots and no other unit can be busier; below it the shared-memory pipe may be, unseen
-NEAR = 30.0             # % of the tensor-core peak above which a tensor-core kernel is taken as compute-bound
+TENSOR_BUSY = 50.0      # % of the tensor-core peak from which a tensor-core kernel is taken as compute-bound. Nsight
+                        # Compute's line is BUSY on the tensor pipe's active cycles, which the FLOP count can only
+                        # understate (a pipe cycle is counted active at less than the full rate): a kernel somewhat
+                        # below BUSY in FLOPs may be at it in pipe cycles. Below half the peak the tensor cores idle
+                        # more cycles than they work: however busiest, they are not busy, and the warps wait
 LAUNCH_MS = 0.05        # a launch-bound kernel takes less than this
 SHARED_PIPE_VS_FP32 = 1.0  # shared-pipe cycles per FP32-issue cycle in the hot loop from which shared is the limit
 SHARED_PER_MATH = 0.5   # shared-memory instructions per FP32 math instruction in the hot loop: shared-bound
@@ -140,8 +144,13 @@ def diagnose(record, bandwidth=(None, ""), scaling=None, l2=None, sweep=None, ke
                              f"issue slots ({ISSUE_PER_CLOCK} warp instructions per SM per clock; {issue[1]}).",
                              "likely", ["the lab's timed record", "cuobjdump -sass"]))
 
+    grid = partial_grid(record, kernel)
+    if grid:
+        found.append(Finding("partial-grid", f"grid: the launch fills only part of the GPU: {grid.text()}.",
+                             "measured", ["gpu_work.launches in the lab's record (the trace)",
+                                          "resources in the lab's record"]))
     limiter, confidence, why, advice, tags = _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor,
-                                                      occupancy_low)
+                                                      occupancy_low, kernel)
     found.insert(0, Finding(limiter, f"{limiter}{'' if not tags else ' (' + ', '.join(tags) + ')'} [{confidence}]: "
                             f"{why} {advice}", confidence, ["roofline", "scaling", "instruction mix"], tags))
     if hot and memory_side and limiter in ("memory-bound", "latency-bound") and (pbw or 0) < BUSY:
@@ -183,7 +192,7 @@ def _occupancy(found, res, kernel):
     return low
 
 
-def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupancy_low):
+def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupancy_low, kernel=None):
     """(limiter, confidence, why, what to do, tags). memory_side is None where the roofline has no bandwidth:
     the rules of the instruction mix still apply, those that need the memory side of the roofline do not."""
     ms = record["median_ms"]
@@ -203,9 +212,19 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
         return ("compute-bound", "measured", f"it runs at {ppeak:.0f}% of the {record.get('peak', 'fp32')} peak.",
                 "Fewer or cheaper instructions per result, or a faster unit (tensor cores); the memory system has "
                 "room to spare.", [])
-    if tensor and (ppeak or 0) >= NEAR:
+    grid = partial_grid(record, kernel)
+    if grid and grid.idle_gpu:
+        return ("latency-bound", "likely",
+                f"the launch fills only part of the GPU: {grid.text()}; with fewer than {BUSY:.0f}% of the SMs "
+                f"working, no unit of the GPU as a whole can be {BUSY:.0f}% busy, whatever the SMs with a block do: "
+                "the idle SMs wait for nothing.",
+                "More, smaller blocks (smaller output tiles per block); split the contraction across blocks and "
+                "add the parts (split-K, as lab 14's split_k does); or a persistent grid of one wave that loops "
+                "over the tiles.", ["partial-grid"])
+    if tensor and (ppeak or 0) >= TENSOR_BUSY:
         return ("compute-bound", "likely",
-                f"a tensor-core kernel at {ppeak:.0f}% of the tensor peak: the MMA units are the busiest unit.",
+                f"a tensor-core kernel at {ppeak:.0f}% of the tensor peak: the MMA units are the busiest unit"
+                f"{'' if ppeak >= BUSY else f', and the tensor pipe runs busier than the FLOPs show (Nsight Compute calls a unit the bound from {BUSY:.0f}% of its cycles)'}.",
                 "Keep the tensor cores fed: deeper pipelines (more stages), larger tiles, wgmma over mma.sync.", [])
     mma = hot.tensor_ops if hot else 0
     math_ops = hot.fp32_ops if hot else 0
@@ -308,9 +327,18 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
         why += f", {l2.ratio:.2f}x between L2 and DRAM"
     if occupancy_low:
         why += ", with low occupancy"
+    tags = ["low-occupancy"] if occupancy_low else []
+    if tensor and ppeak is not None:
+        # The busiest unit is not a busy one: below TENSOR_BUSY the tensor cores wait more than they work.
+        return ("latency-bound", "likely",
+                why + f": the tensor cores are the busiest unit, yet at {ppeak:.0f}% of their peak they idle more "
+                f"cycles than they work, far from the {BUSY:.0f}% at which a unit is the bound; the warps wait "
+                "(barriers, the pipeline's waits for loaded tiles, the softmax between the MMAs).",
+                "More MMAs in flight: deeper pipelines (more stages), warpgroups that overlap one tile's softmax "
+                "with another's MMAs (ping-pong), fewer barriers per tile.", tags + ["idle-tensor"])
     return ("latency-bound", "likely", why + ": the warps spend their time waiting.",
             "More independent work in flight: more warps, more independent loads or FMAs per thread, shorter "
-            "dependency chains.", ["low-occupancy"] if occupancy_low else [])
+            "dependency chains.", tags)
 
 
 def arithmetic_bound(record, scaling, hot):
@@ -348,8 +376,66 @@ def arithmetic_bound(record, scaling, hot):
             ["arithmetic"])
 
 
+@dataclass
+class Grid:
+    """One launch against the GPU it ran on: the launch (gpu_work.launches), the SMs, the blocks per SM that the
+    kernel's resources allow (the occupancy API) and the warp slots of an SM."""
+    kernel: str
+    blocks: int
+    block_threads: int
+    sms: int
+    blocks_per_sm: int
+    warps_per_sm: int
+    matched: bool            # the launch of the binary's kernel, not the largest launch of the run
+
+    @property
+    def sms_with_work(self):
+        return min(self.blocks, self.sms)
+
+    @property
+    def slots_filled(self):
+        warps = self.blocks * -(-self.block_threads // 32)
+        return min(1.0, warps / (self.sms * self.warps_per_sm))
+
+    @property
+    def idle_gpu(self):
+        """Fewer than BUSY% of the SMs have a block: no unit averaged over the GPU can reach BUSY, which is how
+        Nsight Compute's throughputs (averages over all SMs, of the elapsed time) are read."""
+        return 100.0 * self.sms_with_work < BUSY * self.sms
+
+    def text(self):
+        which = "the kernel's launch" if self.matched else "the run's largest launch"
+        return (f"{which} has {self.blocks} blocks of {self.block_threads} threads for {self.sms} SMs that fit "
+                f"{self.blocks_per_sm} blocks each ({self.sms * self.blocks_per_sm} in one full wave): "
+                f"{self.sms_with_work} SMs with work ({100.0 * self.sms_with_work / self.sms:.0f}%), "
+                f"{100.0 * self.slots_filled:.0f}% of the GPU's warp slots filled")
+
+
+def partial_grid(record, kernel=None):
+    """The launch of the diagnosed kernel (by the binary's name; failing that the run's largest launch) when it has
+    fewer blocks than one full wave (the SMs times the blocks per SM that its resources allow); None when it fills
+    the GPU or when the record does not say (a run that was not traced, no resources, no SM count)."""
+    launches = (record.get("gpu_work") or {}).get("launches") or []
+    res = record.get("resources") or {}
+    sms, per_sm = sm_count(record), res.get("blocks_per_sm")
+    if not launches or not sms or not per_sm:
+        return None
+    named = [l for l in launches if kernel and l.get("kernel") == kernel.name]
+    launch = named[0] if named else max(launches, key=lambda l: (l.get("blocks") or 0))
+    blocks, threads = launch.get("blocks") or 0, launch.get("block_threads") or res.get("block_threads") or 0
+    if not blocks or not threads or blocks >= sms * per_sm:
+        return None
+    # The SM's warp slots, from the occupancy API's own fraction: blocks_per_sm blocks of block_threads fill it.
+    warps, occupancy = per_sm * -(-(res.get("block_threads") or threads) // 32), res.get("occupancy")
+    slots = round(warps / occupancy) if occupancy else WARPS_PER_SM
+    return Grid(launch.get("kernel", "?"), blocks, threads, sms, per_sm, slots, bool(named))
+
+
 def sm_count(record):
-    """SMs of the GPU, from its FP32 peak, its SM clock and its FP32 lanes per SM; None when unknown."""
+    """SMs of the GPU: the record's own count (records from this harness), else from its FP32 peak, its SM clock
+    and its FP32 lanes per SM; None when unknown."""
+    if record.get("sms"):
+        return record["sms"]
     cc, mhz = str(record.get("cc") or ""), ((record.get("clocks") or {}).get("before") or {}).get("sm_mhz")
     if record.get("peak") != "fp32" or not record.get("peak_gflops") or not mhz or not cc[:1].isdigit():
         return None
