@@ -150,7 +150,7 @@ def diagnose(record, bandwidth=(None, ""), scaling=None, l2=None, sweep=None, ke
                              "measured", ["gpu_work.launches in the lab's record (the trace)",
                                           "resources in the lab's record"]))
     limiter, confidence, why, advice, tags = _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor,
-                                                      occupancy_low, kernel)
+                                                      occupancy_low, grid)
     found.insert(0, Finding(limiter, f"{limiter}{'' if not tags else ' (' + ', '.join(tags) + ')'} [{confidence}]: "
                             f"{why} {advice}", confidence, ["roofline", "scaling", "instruction mix"], tags))
     if hot and memory_side and limiter in ("memory-bound", "latency-bound") and (pbw or 0) < BUSY:
@@ -192,7 +192,7 @@ def _occupancy(found, res, kernel):
     return low
 
 
-def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupancy_low, kernel=None):
+def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupancy_low, grid=None):
     """(limiter, confidence, why, what to do, tags). memory_side is None where the roofline has no bandwidth:
     the rules of the instruction mix still apply, those that need the memory side of the roofline do not."""
     ms = record["median_ms"]
@@ -212,12 +212,11 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
         return ("compute-bound", "measured", f"it runs at {ppeak:.0f}% of the {record.get('peak', 'fp32')} peak.",
                 "Fewer or cheaper instructions per result, or a faster unit (tensor cores); the memory system has "
                 "room to spare.", [])
-    grid = partial_grid(record, kernel)
     if grid and grid.idle_gpu:
         return ("latency-bound", "likely",
                 f"the launch fills only part of the GPU: {grid.text()}; with fewer than {BUSY:.0f}% of the SMs "
-                f"working, no unit of the GPU as a whole can be {BUSY:.0f}% busy, whatever the SMs with a block do: "
-                "the idle SMs wait for nothing.",
+                f"working, no unit of the SMs can be {BUSY:.0f}% busy averaged over the GPU, whatever the SMs with a "
+                "block do, and the bandwidth is below the line too: the idle SMs wait for nothing.",
                 "More, smaller blocks (smaller output tiles per block); split the contraction across blocks and "
                 "add the parts (split-K, as lab 14's split_k does); or a persistent grid of one wave that loops "
                 "over the tiles.", ["partial-grid"])
@@ -399,8 +398,8 @@ class Grid:
 
     @property
     def idle_gpu(self):
-        """Fewer than BUSY% of the SMs have a block: no unit averaged over the GPU can reach BUSY, which is how
-        Nsight Compute's throughputs (averages over all SMs, of the elapsed time) are read."""
+        """Fewer than BUSY% of the SMs have a block: no unit of the SMs averaged over the GPU can reach BUSY, which
+        is how Nsight Compute's SM throughputs (averages over all SMs, of the elapsed time) are read."""
         return 100.0 * self.sms_with_work < BUSY * self.sms
 
     def text(self):
