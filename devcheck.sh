@@ -11,7 +11,7 @@
 set -u
 OUT=${OUT:-/tmp/devcheck-out}
 mkdir -p "$OUT"
-export PYTHONPATH=tools
+# tools/profile.py finds its own modules; tools/ on PYTHONPATH would hide the standard library's profile module from meson
 part=${1:-grid}
 
 held_out_part() {  # $1: entries of kernels.toml (1-based, comma-separated), $2: the file to write
