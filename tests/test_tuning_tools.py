@@ -295,6 +295,25 @@ class Records:
 
 
 class Tune(unittest.TestCase):
+    def test_build_hides_tools_from_meson(self):
+        # meson imports the standard library's profile module: with tools/ on PYTHONPATH it would get
+        # tools/profile.py. A stand-in meson on PATH writes down the PYTHONPATH it was given.
+        d = Path(tempfile.mkdtemp(prefix="cudalabs-tune-build-test-"))
+        try:
+            executable(d / "meson", f"#!{sys.executable}\nimport os, pathlib\n"
+                                    f"pathlib.Path({str(d / 'seen')!r}).write_text(os.environ.get('PYTHONPATH', 'unset'))\n")
+            old = {k: os.environ.get(k) for k in ("PATH", "PYTHONPATH")}
+            os.environ["PATH"], os.environ["PYTHONPATH"] = f"{d}{os.pathsep}{old['PATH']}", "tools"
+            try:
+                program = tune.build(d / "build", "02_timed_vector_add")
+            finally:
+                for k, v in old.items():
+                    os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
+            self.assertEqual((d / "seen").read_text(), "unset")
+            self.assertEqual(program, d / "build" / "labs" / "02_timed_vector_add" / "02_timed_vector_add")
+        finally:
+            shutil.rmtree(d)
+
     def test_find_lab(self):
         self.assertEqual(tune.find_lab("2"), "02_timed_vector_add")
         self.assertEqual(tune.find_lab("02"), "02_timed_vector_add")

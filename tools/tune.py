@@ -21,6 +21,7 @@ import argparse
 import collections
 import csv
 import math
+import os
 import shlex
 import shutil
 import subprocess
@@ -67,7 +68,10 @@ def find_lab(name):
 
 def build(build_dir, lab):
     program = Path(build_dir) / "labs" / lab / lab
-    p = subprocess.run(["meson", "compile", "-C", str(build_dir), f"labs/{lab}/{lab}"])
+    # meson is a Python program that imports the standard library's profile module: with tools/ on
+    # PYTHONPATH (as the tests run these tools) it would import tools/profile.py instead and fail.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    p = subprocess.run(["meson", "compile", "-C", str(build_dir), f"labs/{lab}/{lab}"], env=env)
     if p.returncode != 0:
         raise SystemExit(p.returncode)
     return program
