@@ -291,6 +291,41 @@ class Diagnosis(unittest.TestCase):
                                100 * 795e9 / (32 * 20) * 32 / (132 * 4 * 1980e6), places=6)
         self.assertIsNone(nc.issue_share(dict(r, clocks={}), k.hot))  # no clock: no estimate
 
+    def test_memory_bound_is_measured_only_where_dram_is_the_busiest_unit(self):
+        # A 2D stencil at 66% of the copy bandwidth (lab 22's tiled_2d as recorded on the H200): above the line,
+        # but its hot loop issues 229 instructions per 20 bytes of loads, about 93% of the SMs' issue slots.
+        r = {"median_ms": 1.968, "bytes": 5.37e9, "flops": 4.03e9, "gbps": 2729.0, "gflops": 2046.0,
+             "peak": "fp32", "peak_gflops": 66908.2, "ceiling": "d2d_copy_gbps", "ceiling_value": 4138.0,
+             "cc": "9.0", "sms": 132, "clocks": {"before": {"sm_mhz": 1980}},
+             "resources": {"block_threads": 256, "blocks_per_sm": 8, "occupancy": 1.0}}
+        busy = hot_kernel({"LDG": 5, "LDS": 4, "STS": 1, "IMAD": 80, "IADD3": 70, "ISETP": 40, "BRA": 29}, {4: 5})
+        self.assertGreater(nc.issue_share(r, busy.hot)[0], 66)
+        d = nc.diagnose(r, (4138.0, "measured"), kernel=busy)
+        # Two units at the line, one of them by an estimate: not 'measured'; the busier one named, 'likely'.
+        self.assertEqual((d.limiter, d.confidence), ("compute-bound", "likely"))
+        self.assertIn("issue", d.kinds())
+        # The same bandwidth with a light loop (issue well below it): DRAM is the busiest unit, measured.
+        light = hot_kernel({"LDG": 5, "LDS": 4, "STS": 1, "IMAD": 30, "ISETP": 10, "BRA": 5}, {4: 5})
+        self.assertLess(nc.issue_share(r, light.hot)[0], 66)
+        self.assertEqual(nc.diagnose(r, (4138.0, "measured"), kernel=light).confidence, "measured")
+        # No instruction mix to estimate the issue from: the bandwidth alone, as before.
+        self.assertEqual(nc.diagnose(r, (4138.0, "measured")).confidence, "measured")
+
+    def test_a_tensor_core_kernels_flops_are_not_fp32_passes(self):
+        # A tensor-core kernel's record counts the MMAs' FLOPs; over the FP32 FLOPs of a pass they would give an
+        # issue share of thousands of percent. Only the bytes give the passes then.
+        r = {"median_ms": 0.789, "bytes": 4.03e8, "flops": 1.1e12, "gbps": 510.0, "gflops": 1393930.0,
+             "peak": "fp8_tensor", "peak_gflops": 2141060.0, "cc": "9.0", "sms": 132,
+             "clocks": {"before": {"sm_mhz": 1980}}}
+        mma = hot_kernel({"HGMMA": 4, "FFMA": 32, "LDG": 16, "BAR": 4, "IMAD": 100}, {16: 16})
+        share, how = nc.issue_share(r, mma.hot)
+        self.assertAlmostEqual(share, 100 * 510e9 / (32 * 256) * 156 / (132 * 4 * 1980e6), places=6)
+        self.assertNotIn("GFLOP/s", how)
+        self.assertIsNone(nc.issue_share(r, hot_kernel({"HGMMA": 4, "FFMA": 32, "BAR": 4}).hot))
+        # An FP32 record with the same loop shape still counts its FLOPs.
+        fp32 = dict(r, peak="fp32", peak_gflops=66908.2, gflops=20000.0, gbps=1.0)
+        self.assertIn("GFLOP/s", nc.issue_share(fp32, hot_kernel({"FFMA": 32, "LDG": 1, "IMAD": 10}, {4: 1}).hot)[1])
+
     def test_recorded_h200_evidence(self):
         # What the counter-free path measured on the H200 (results/h200x2/profiling/), diagnosed again.
         def again(key):
@@ -476,6 +511,8 @@ class Diagnosis(unittest.TestCase):
         # its resources allow): its diagnosis is what it was without launches.
         for ev_file in sorted(H200_PROFILING.parent.parent.glob("h200*/profiling/**/*.evidence.json")):
             ev = json.loads(ev_file.read_text())
+            for r in ev["records"]:      # evidence traced with launches (held-out-3/grid/) is taken without them
+                (r.get("gpu_work") or {}).pop("launches", None)
             before = run.diagnose_evidence(ev, [RECORDS])
             for r in ev["records"]:
                 res, sms = r.get("resources") or {}, nc.sm_count(r) or 132
@@ -619,6 +656,23 @@ class Comparison(unittest.TestCase):
             self.assertIn("same main limiter: 3 of 4", text)
             self.assertEqual(json.loads((out / "comparison.json").read_text())["kernels"][2]["counter_free"]["limiter"],
                              "memory-bound")
+        finally:
+            shutil.rmtree(out)
+
+    def test_no_recorded_kernel_is_contradicted_with_measured_confidence(self):
+        # Every comparison recorded on the H200 (the 21 fitted, and the held-out sets), diagnosed again under the
+        # current rules: 'measured' must never name another limiter than Nsight Compute's.
+        h200 = ROOT / "results" / "h200" / "profiling"
+        folders = [H200_PROFILING, H200_PROFILING / "held-out", h200 / "held-out-2", h200 / "held-out-2" / "pinned",
+                   h200 / "held-out-3" / "table-a", h200 / "held-out-3" / "table-b"]
+        out = Path(tempfile.mkdtemp(prefix="cudalabs-compare-test-"))
+        try:
+            compare.recompare(folders, [RECORDS], out)
+            rows = json.loads((out / "comparison.json").read_text())["kernels"]
+            self.assertEqual(len(rows), 54)
+            self.assertEqual([r["key"] for r in rows if compare.row_verdict(r) == "contradicts"], [])
+            tiled_2d = next(r for r in rows if r["key"] == "22-tiled_2d")["counter_free"]
+            self.assertEqual((tiled_2d["limiter"], tiled_2d["confidence"]), ("compute-bound", "likely"))
         finally:
             shutil.rmtree(out)
 
