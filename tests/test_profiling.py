@@ -291,6 +291,41 @@ class Diagnosis(unittest.TestCase):
                                100 * 795e9 / (32 * 20) * 32 / (132 * 4 * 1980e6), places=6)
         self.assertIsNone(nc.issue_share(dict(r, clocks={}), k.hot))  # no clock: no estimate
 
+    def test_memory_bound_is_measured_only_where_dram_is_the_busiest_unit(self):
+        # A 2D stencil at 66% of the copy bandwidth (lab 22's tiled_2d as recorded on the H200): above the line,
+        # but its hot loop issues 229 instructions per 20 bytes of loads, about 93% of the SMs' issue slots.
+        r = {"median_ms": 1.968, "bytes": 5.37e9, "flops": 4.03e9, "gbps": 2729.0, "gflops": 2046.0,
+             "peak": "fp32", "peak_gflops": 66908.2, "ceiling": "d2d_copy_gbps", "ceiling_value": 4138.0,
+             "cc": "9.0", "sms": 132, "clocks": {"before": {"sm_mhz": 1980}},
+             "resources": {"block_threads": 256, "blocks_per_sm": 8, "occupancy": 1.0}}
+        busy = hot_kernel({"LDG": 5, "LDS": 4, "STS": 1, "IMAD": 80, "IADD3": 70, "ISETP": 40, "BRA": 29}, {4: 5})
+        self.assertGreater(nc.issue_share(r, busy.hot)[0], 66)
+        d = nc.diagnose(r, (4138.0, "measured"), kernel=busy)
+        # Two units at the line, one of them by an estimate: not 'measured'; the busier one named, 'likely'.
+        self.assertEqual((d.limiter, d.confidence), ("compute-bound", "likely"))
+        self.assertIn("issue", d.kinds())
+        # The same bandwidth with a light loop (issue well below it): DRAM is the busiest unit, measured.
+        light = hot_kernel({"LDG": 5, "LDS": 4, "STS": 1, "IMAD": 30, "ISETP": 10, "BRA": 5}, {4: 5})
+        self.assertLess(nc.issue_share(r, light.hot)[0], 66)
+        self.assertEqual(nc.diagnose(r, (4138.0, "measured"), kernel=light).confidence, "measured")
+        # No instruction mix to estimate the issue from: the bandwidth alone, as before.
+        self.assertEqual(nc.diagnose(r, (4138.0, "measured")).confidence, "measured")
+
+    def test_a_tensor_core_kernels_flops_are_not_fp32_passes(self):
+        # A tensor-core kernel's record counts the MMAs' FLOPs; over the FP32 FLOPs of a pass they would give an
+        # issue share of thousands of percent. Only the bytes give the passes then.
+        r = {"median_ms": 0.789, "bytes": 4.03e8, "flops": 1.1e12, "gbps": 510.0, "gflops": 1393930.0,
+             "peak": "fp8_tensor", "peak_gflops": 2141060.0, "cc": "9.0", "sms": 132,
+             "clocks": {"before": {"sm_mhz": 1980}}}
+        mma = hot_kernel({"HGMMA": 4, "FFMA": 32, "LDG": 16, "BAR": 4, "IMAD": 100}, {16: 16})
+        share, how = nc.issue_share(r, mma.hot)
+        self.assertAlmostEqual(share, 100 * 510e9 / (32 * 256) * 156 / (132 * 4 * 1980e6), places=6)
+        self.assertNotIn("GFLOP/s", how)
+        self.assertIsNone(nc.issue_share(r, hot_kernel({"HGMMA": 4, "FFMA": 32, "BAR": 4}).hot))
+        # An FP32 record with the same loop shape still counts its FLOPs.
+        fp32 = dict(r, peak="fp32", peak_gflops=66908.2, gflops=20000.0, gbps=1.0)
+        self.assertIn("GFLOP/s", nc.issue_share(fp32, hot_kernel({"FFMA": 32, "LDG": 1, "IMAD": 10}, {4: 1}).hot)[1])
+
     def test_recorded_h200_evidence(self):
         # What the counter-free path measured on the H200 (results/h200x2/profiling/), diagnosed again.
         def again(key):
@@ -423,6 +458,99 @@ class Diagnosis(unittest.TestCase):
         self.assertIn("local-memory", nc.diagnose(r, self.bw(r), kernel=k).kinds())
 
 
+    def test_a_grid_that_fills_part_of_the_gpu(self):
+        # Lab 14's register_tiled at --seq 4096 as recorded on the H200 (no launches then), with the launch the
+        # trace now records: a 4096 x 64 output in 128 x 64 tiles is 32 blocks of 128 threads for 132 SMs that
+        # fit 4 each.
+        ev = json.loads((H200_PROFILING.parent.parent / "h200" / "profiling" / "held-out-2" /
+                         "14-register_tiled.evidence.json").read_text())
+        self.assertNotIn("launches", ev["records"][0]["gpu_work"])   # recorded before the trace kept launches
+        self.assertEqual(run.diagnose_evidence(ev, [RECORDS]).limiter, "shared-memory-bound")
+        name = ev["kernel"]["name"]
+
+        def with_launches(launches, **more):
+            e = json.loads(json.dumps(ev))
+            for r in e["records"]:
+                r["gpu_work"]["launches"] = launches
+                r.update(more)
+            return run.diagnose_evidence(e, [RECORDS])
+
+        d = with_launches([{"kernel": name, "blocks": 32, "block_threads": 128}])
+        self.assertEqual((d.limiter, d.confidence), ("latency-bound", "likely"))
+        self.assertIn("partial-grid", d.kinds())
+        self.assertIn("32 blocks of 128 threads for 132 SMs that fit 4 blocks each (528 in one full wave): 32 SMs "
+                      "with work (24%), 2% of the GPU's warp slots filled", d.findings[0].text)
+        self.assertIn("split-K", d.findings[0].text)
+        # The record's own SM count wins over the one made from the FP32 peak. On 40 SMs, 32 blocks are less
+        # than a wave (160) but give 80% of the SMs work: said, and the other rules decide.
+        d = with_launches([{"kernel": name, "blocks": 32, "block_threads": 128}], sms=40)
+        grid = next(f for f in d.findings if f.kind == "partial-grid")
+        self.assertIn("for 40 SMs", grid.text)
+        self.assertEqual(grid.confidence, "measured")
+        self.assertEqual(d.limiter, "shared-memory-bound")
+        # Matched by the binary's name: another kernel's larger launch does not hide it.
+        d = with_launches([{"kernel": "_Z6reducev", "blocks": 100000, "block_threads": 256},
+                           {"kernel": name, "blocks": 32, "block_threads": 128}])
+        self.assertEqual(d.limiter, "latency-bound")
+        # Unmatched: the largest launch stands for the kernel.
+        d = with_launches([{"kernel": "_Z5otherv", "blocks": 32, "block_threads": 128},
+                           {"kernel": "_Z5tinyv", "blocks": 1, "block_threads": 32}])
+        self.assertIn("the run's largest launch has 32 blocks", d.findings[0].text)
+        # Most SMs with work (100 of 132, 76%) but less than a wave: said, and the other rules decide.
+        d = with_launches([{"kernel": name, "blocks": 100, "block_threads": 128}])
+        self.assertEqual(d.limiter, "shared-memory-bound")
+        self.assertIn("partial-grid", {f.kind for f in d.findings})
+        # One full wave or more: nothing is said.
+        for blocks in (528, 5000):
+            d = with_launches([{"kernel": name, "blocks": blocks, "block_threads": 128}])
+            self.assertEqual(d.limiter, "shared-memory-bound")
+            self.assertNotIn("partial-grid", d.kinds() | {f.kind for f in d.findings})
+
+    def test_the_grid_rule_is_silent_where_the_grid_fills_the_gpu(self):
+        # Every recorded kernel given the smallest launch that fills the GPU (one full wave at the blocks per SM
+        # its resources allow): its diagnosis is what it was without launches.
+        for ev_file in sorted(H200_PROFILING.parent.parent.glob("h200*/profiling/**/*.evidence.json")):
+            ev = json.loads(ev_file.read_text())
+            for r in ev["records"]:      # evidence traced with launches (held-out-3/grid/) is taken without them
+                (r.get("gpu_work") or {}).pop("launches", None)
+            before = run.diagnose_evidence(ev, [RECORDS])
+            for r in ev["records"]:
+                res, sms = r.get("resources") or {}, nc.sm_count(r) or 132
+                r.setdefault("gpu_work", {})["launches"] = [
+                    {"kernel": (ev.get("kernel") or {}).get("name", "_Z1k"),
+                     "blocks": sms * (res.get("blocks_per_sm") or 1), "block_threads": res.get("block_threads") or 256}]
+            after = run.diagnose_evidence(ev, [RECORDS])
+            self.assertEqual((after.limiter, after.confidence), (before.limiter, before.confidence), ev_file)
+            self.assertNotIn("partial-grid", {f.kind for f in after.findings}, ev_file)
+
+    def test_busiest_is_not_busy(self):
+        # Lab 31's pingpong_fp16 as recorded on the H200: 36% of the FP16 tensor peak, its tensor cores the busiest
+        # unit and not a busy one: latency-bound, as Nsight Compute's line at BUSY (60%) says.
+        ev = json.loads((H200_PROFILING.parent.parent / "h200" / "profiling" / "held-out-2" / "pinned" /
+                         "31-pingpong_fp16.evidence.json").read_text())
+        d = run.diagnose_evidence(ev, [RECORDS])
+        self.assertEqual((d.limiter, d.confidence), ("latency-bound", "likely"))
+        self.assertIn("idle-tensor", d.kinds())
+        self.assertIn("at 36% of their peak they idle more cycles than they work", d.findings[0].text)
+
+        def at(share):
+            e = json.loads(json.dumps(ev))
+            main = e["records"][0]
+            main["gflops"] = share / 100 * main["peak_gflops"]
+            return run.diagnose_evidence(e, [RECORDS])
+        # Any tensor-core kernel: compute-bound from TENSOR_BUSY of the peak (the FLOPs understate the pipe's
+        # cycles), and plainly so from BUSY; below, latency-bound whatever the kernel.
+        self.assertEqual(at(nc.TENSOR_BUSY + 1).limiter, "compute-bound")
+        self.assertIn("busier than the FLOPs show", at(nc.TENSOR_BUSY + 1).findings[0].text)
+        self.assertNotIn("busier than the FLOPs show", at(nc.BUSY + 5).findings[0].text)
+        self.assertEqual(at(nc.TENSOR_BUSY - 1).limiter, "latency-bound")
+        # A tensor-core kernel fed by too many shared loads is still shared-memory-bound, busy or not.
+        r = {"median_ms": 1.0, "bytes": 1e8, "flops": 1e11, "gbps": 100.0, "gflops": 1e5, "peak": "fp16_tensor",
+             "peak_gflops": 1070530.0, "resources": {}}
+        k = hot_kernel({"HMMA": 8, "LDS": 24, "BAR": 2})
+        self.assertEqual(nc.diagnose(r, (4100.0, "measured"), kernel=k).limiter, "shared-memory-bound")
+
+
 class CounterFreePath(unittest.TestCase):
     """run.counter_free with a stand-in lab that writes one record per size in
     its --size list (time proportional to bytes) and a stand-in cuobjdump."""
@@ -528,6 +656,23 @@ class Comparison(unittest.TestCase):
             self.assertIn("same main limiter: 3 of 4", text)
             self.assertEqual(json.loads((out / "comparison.json").read_text())["kernels"][2]["counter_free"]["limiter"],
                              "memory-bound")
+        finally:
+            shutil.rmtree(out)
+
+    def test_no_recorded_kernel_is_contradicted_with_measured_confidence(self):
+        # Every comparison recorded on the H200 (the 21 fitted, and the held-out sets), diagnosed again under the
+        # current rules: 'measured' must never name another limiter than Nsight Compute's.
+        h200 = ROOT / "results" / "h200" / "profiling"
+        folders = [H200_PROFILING, H200_PROFILING / "held-out", h200 / "held-out-2", h200 / "held-out-2" / "pinned",
+                   h200 / "held-out-3" / "table-a", h200 / "held-out-3" / "table-b"]
+        out = Path(tempfile.mkdtemp(prefix="cudalabs-compare-test-"))
+        try:
+            compare.recompare(folders, [RECORDS], out)
+            rows = json.loads((out / "comparison.json").read_text())["kernels"]
+            self.assertEqual(len(rows), 54)
+            self.assertEqual([r["key"] for r in rows if compare.row_verdict(r) == "contradicts"], [])
+            tiled_2d = next(r for r in rows if r["key"] == "22-tiled_2d")["counter_free"]
+            self.assertEqual((tiled_2d["limiter"], tiled_2d["confidence"]), ("compute-bound", "likely"))
         finally:
             shutil.rmtree(out)
 

@@ -89,6 +89,9 @@ std::string to_json(const Record& r, const DeviceInfo& dev) {
   j["variant"] = r.variant;
   j["gpu"] = dev.name;
   j["cc"] = dev.cc();
+  // The SMs a launch can spread over: with gpu_work.launches, how much of the
+  // GPU a grid fills (tools/profiling/nocounters.py).
+  if (dev.sm_count > 0) j["sms"] = dev.sm_count;
   json size = json::object();
   for (const auto& [k, v] : r.size) size[k] = v;
   j["size"] = size;
@@ -154,6 +157,12 @@ std::string to_json(const Record& r, const DeviceInfo& dev) {
     work["host_syncs"] = r.gpu_work.host_syncs;
     work["end_marked"] = r.gpu_work.end_marked;  // the stream contract's marker was seen
     work["unjoined"] = r.gpu_work.unjoined;
+    // How big each kernel's launch was (the largest per kernel, at most 6 of
+    // them): how many of the GPU's SMs a grid can keep busy.
+    json launches = json::array();
+    for (const Launch& l : r.gpu_work.largest_launches(6))
+      launches.push_back({{"kernel", l.kernel}, {"blocks", l.blocks}, {"block_threads", l.block_threads}});
+    if (!launches.empty()) work["launches"] = launches;
   } else {
     work["why_not"] = r.gpu_work.not_traced_why;
   }

@@ -2,6 +2,7 @@
 // only the header and a machine without the library still runs every lab.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -49,6 +50,28 @@ std::string GpuWork::problem() const {
            "back. Launch on the stream you are given, or make it wait for the side stream (cudaEventRecord, "
            "cudaStreamWaitEvent) before returning";
   return "";
+}
+
+void GpuWork::note_launch(const char* kernel, long long blocks, int block_threads) {
+  const std::string name = kernel ? kernel : "?";
+  for (Launch& l : launches)
+    if (l.kernel == name) {
+      if (blocks > l.blocks || (blocks == l.blocks && block_threads > l.block_threads)) {
+        l.blocks = blocks;
+        l.block_threads = block_threads;
+      }
+      return;
+    }
+  launches.push_back({name, blocks, block_threads});
+}
+
+std::vector<Launch> GpuWork::largest_launches(std::size_t at_most) const {
+  std::vector<Launch> sorted = launches;
+  std::sort(sorted.begin(), sorted.end(), [](const Launch& a, const Launch& b) {
+    return a.blocks != b.blocks ? a.blocks > b.blocks : a.kernel < b.kernel;
+  });
+  if (sorted.size() > at_most) sorted.resize(at_most);
+  return sorted;
 }
 
 std::string GpuWork::summary() const {
@@ -169,6 +192,8 @@ void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, s
           // traced too: it is not the run's work.
           if (k->name && std::strstr(k->name, "cudalabs_hold_default_stream")) break;
           ++g_work.kernels;
+          g_work.note_launch(k->name, static_cast<long long>(k->grid[0]) * k->grid[1] * k->grid[2],
+                             k->block[0] * k->block[1] * k->block[2]);
           if (k->launch_type == CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_SINGLE_DEVICE ||
               k->launch_type == CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_MULTI_DEVICE)
             ++g_work.cooperative;

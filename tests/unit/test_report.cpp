@@ -48,10 +48,12 @@ TEST(Json, RecordIsWellFormedAndComplete) {
   dev.name = "NVIDIA H100 80GB HBM3";
   dev.cc_major = 9;
   dev.runtime_version = 13000;
+  dev.sm_count = 132;
   std::string j = to_json(sample(), dev);
   EXPECT_EQ(j.find('\n'), std::string::npos) << "one record, one line";
   EXPECT_TRUE(python_parses(j));
   EXPECT_TRUE(python_parses(j, "r['lab']=='07_reduction_v3' and r['size']['n']==268435456 and r['cc']=='9.0'"));
+  EXPECT_TRUE(python_parses(j, "r['sms']==132"));
   EXPECT_TRUE(python_parses(j, "r['variant']=='warp \\\"shuffle\\\"\\n'"));
   EXPECT_TRUE(python_parses(j, "r['passed'] is True and r['runs']==41 and abs(r['median_ms']-0.371)<1e-9"));
   EXPECT_TRUE(python_parses(j, "r['resources']['registers']==32 and r['extra']['h2d_ms']==1.5"));
@@ -78,6 +80,30 @@ TEST(Json, FailedRecordSaysWhy) {
   r.check.count = 10;
   std::string j = to_json(r, DeviceInfo{});
   EXPECT_TRUE(python_parses(j, "r['passed'] is False and 'first run' in r['failure']"));
+}
+
+// The launches of a traced run: the largest grid per kernel, most blocks first,
+// at most six; an untraced record has none.
+TEST(Json, TracedRecordSaysHowBigEachLaunchWas) {
+  Record r = sample();
+  r.gpu_work.traced = true;
+  r.gpu_work.kernels = 4;
+  r.gpu_work.note_launch("_Z5smallv", 32, 256);
+  r.gpu_work.note_launch("_Z3bigv", 4096, 128);
+  r.gpu_work.note_launch("_Z5smallv", 16, 1024);  // a smaller launch of the same kernel
+  r.gpu_work.note_launch("_Z5smallv", 32, 512);   // as many blocks, more threads
+  std::string j = to_json(r, DeviceInfo{});
+  EXPECT_TRUE(python_parses(j, "r['gpu_work']['launches']==[{'kernel':'_Z3bigv','blocks':4096,'block_threads':128},"
+                               "{'kernel':'_Z5smallv','blocks':32,'block_threads':512}]"))
+      << j;
+  for (int i = 0; i < 9; ++i) r.gpu_work.note_launch(("_Z1k" + std::to_string(i)).c_str(), 1 << 20, 64);
+  j = to_json(r, DeviceInfo{});
+  EXPECT_TRUE(python_parses(j, "len(r['gpu_work']['launches'])==6 and r['gpu_work']['launches'][0]['kernel']=='_Z1k0' "
+                               "and all(l['blocks']==1<<20 for l in r['gpu_work']['launches'])"))
+      << j;
+  r.gpu_work = GpuWork{};
+  r.gpu_work.not_traced_why = "CUDALABS_TRACE=0";
+  EXPECT_TRUE(python_parses(to_json(r, DeviceInfo{}), "'launches' not in r['gpu_work']"));
 }
 
 TEST(Json, EscapesControlCharacters) {

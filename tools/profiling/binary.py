@@ -223,8 +223,11 @@ class Mix:
     @property
     def shared_pipe_cycles(self):
         """Cycles of one SM's shared-memory bandwidth (128 bytes a cycle) that one pass of
-        the region's shared loads and stores takes per warp: bytes per thread x 32 / 128.
-        A lower bound (bank conflicts replay accesses); None when the widths were not
+        the region's shared loads and stores takes per warp: bytes per thread x 32 / 128,
+        every access at its full width. An estimate, not a bound: bank conflicts replay
+        accesses (more cycles), threads of a warp that read the same address share them
+        (fewer: a register-tiled loop's broadcast fragment loads take about 3 of an
+        LDS.128's 4 in Nsight Compute's wavefronts); None when the widths were not
         recorded (evidence written before they were)."""
         if not self.shared_bytes:
             return None

@@ -21,7 +21,11 @@ BUSY = 60.0             # % of a ceiling: the kernel is bound by it (Nsight Comp
 NEAR_PEAK = 75.0        # % of the FP32 peak from which compute-bound is 'measured': the peak is one FFMA per
                         # scheduler per clock, the whole issue rate, so FP32 then fills three quarters of the issue
                         # slots and no other unit can be busier; below it the shared-memory pipe may be, unseen
-NEAR = 30.0             # % of the tensor-core peak above which a tensor-core kernel is taken as compute-bound
+TENSOR_BUSY = 50.0      # % of the tensor-core peak from which a tensor-core kernel is taken as compute-bound. Nsight
+                        # Compute's line is BUSY on the tensor pipe's active cycles, which the FLOP count can only
+                        # understate (a pipe cycle is counted active at less than the full rate): a kernel somewhat
+                        # below BUSY in FLOPs may be at it in pipe cycles. Below half the peak the tensor cores idle
+                        # more cycles than they work: however busiest, they are not busy, and the warps wait
 LAUNCH_MS = 0.05        # a launch-bound kernel takes less than this
 SHARED_PIPE_VS_FP32 = 1.0  # shared-pipe cycles per FP32-issue cycle in the hot loop from which shared is the limit
 SHARED_PER_MATH = 0.5   # shared-memory instructions per FP32 math instruction in the hot loop: shared-bound
@@ -140,8 +144,13 @@ def diagnose(record, bandwidth=(None, ""), scaling=None, l2=None, sweep=None, ke
                              f"issue slots ({ISSUE_PER_CLOCK} warp instructions per SM per clock; {issue[1]}).",
                              "likely", ["the lab's timed record", "cuobjdump -sass"]))
 
+    grid = partial_grid(record, kernel)
+    if grid:
+        found.append(Finding("partial-grid", f"grid: the launch fills only part of the GPU: {grid.text()}.",
+                             "measured", ["gpu_work.launches in the lab's record (the trace)",
+                                          "resources in the lab's record"]))
     limiter, confidence, why, advice, tags = _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor,
-                                                      occupancy_low)
+                                                      occupancy_low, grid)
     found.insert(0, Finding(limiter, f"{limiter}{'' if not tags else ' (' + ', '.join(tags) + ')'} [{confidence}]: "
                             f"{why} {advice}", confidence, ["roofline", "scaling", "instruction mix"], tags))
     if hot and memory_side and limiter in ("memory-bound", "latency-bound") and (pbw or 0) < BUSY:
@@ -183,10 +192,11 @@ def _occupancy(found, res, kernel):
     return low
 
 
-def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupancy_low):
+def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupancy_low, grid=None):
     """(limiter, confidence, why, what to do, tags). memory_side is None where the roofline has no bandwidth:
     the rules of the instruction mix still apply, those that need the memory side of the roofline do not."""
     ms = record["median_ms"]
+    issue = issue_share(record, hot) if not tensor else None
     if scaling and scaling.launch_bound and ms < LAUNCH_MS:
         return ("latency-bound", "measured",
                 f"launch-bound: {scaling.work_ratio:.0f}x the work of the smallest size takes only "
@@ -195,17 +205,32 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
                 "Give the GPU more work per launch: fuse kernels, batch, or use CUDA graphs to cut launch cost.",
                 ["launch-bound"])
     if pbw is not None and pbw >= BUSY and (ppeak is None or pbw >= ppeak):
-        return ("memory-bound", "measured",
-                f"it moves {pbw:.0f}% of the copy bandwidth.",
-                "Only moving fewer bytes makes it faster (fusing kernels, smaller types, reuse through shared "
-                "memory); more arithmetic per byte is free.", [])
+        # 'measured' says DRAM is the busiest unit, and the timing shows that only against the FP32 peak. Where
+        # the instruction-issue estimate reaches the bandwidth share, two units are at the line and the evidence
+        # does not say which is the busier (the estimate is an estimate, and Nsight Compute, which measures both,
+        # names the busier): this rule does not decide, the rules below do, with 'likely' (the issue rule among
+        # them names the instruction issue where it is the busier).
+        if not (issue and issue[0] >= pbw):
+            return ("memory-bound", "measured",
+                    f"it moves {pbw:.0f}% of the copy bandwidth.",
+                    "Only moving fewer bytes makes it faster (fusing kernels, smaller types, reuse through shared "
+                    "memory); more arithmetic per byte is free.", [])
     if ppeak is not None and ppeak >= NEAR_PEAK:
         return ("compute-bound", "measured", f"it runs at {ppeak:.0f}% of the {record.get('peak', 'fp32')} peak.",
                 "Fewer or cheaper instructions per result, or a faster unit (tensor cores); the memory system has "
                 "room to spare.", [])
-    if tensor and (ppeak or 0) >= NEAR:
+    if grid and grid.idle_gpu:
+        return ("latency-bound", "likely",
+                f"the launch fills only part of the GPU: {grid.text()}; with fewer than {BUSY:.0f}% of the SMs "
+                f"working, no unit of the SMs can be {BUSY:.0f}% busy averaged over the GPU, whatever the SMs with a "
+                "block do, and the bandwidth is below the line too: the idle SMs wait for nothing.",
+                "More, smaller blocks (smaller output tiles per block); split the contraction across blocks and "
+                "add the parts (split-K, as lab 14's split_k does); or a persistent grid of one wave that loops "
+                "over the tiles.", ["partial-grid"])
+    if tensor and (ppeak or 0) >= TENSOR_BUSY:
         return ("compute-bound", "likely",
-                f"a tensor-core kernel at {ppeak:.0f}% of the tensor peak: the MMA units are the busiest unit.",
+                f"a tensor-core kernel at {ppeak:.0f}% of the tensor peak: the MMA units are the busiest unit"
+                f"{'' if ppeak >= BUSY else f', and the tensor pipe runs busier than the FLOPs show (Nsight Compute calls a unit the bound from {BUSY:.0f}% of its cycles)'}.",
                 "Keep the tensor cores fed: deeper pipelines (more stages), larger tiles, wgmma over mma.sync.", [])
     mma = hot.tensor_ops if hot else 0
     math_ops = hot.fp32_ops if hot else 0
@@ -235,10 +260,11 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
     pipe = hot.shared_pipe_cycles if hot else None
     if not memory_side and math_ops and pipe is not None and pipe >= SHARED_PIPE_VS_FP32 * math_ops / 4:
         return ("shared-memory-bound", "likely",
-                f"the hot loop's shared loads and stores take at least {pipe:.0f} cycles of the SM's shared-memory "
-                f"bandwidth (128 bytes a cycle) per warp, its {math_ops} FP32 instructions {math_ops / 4:.0f} "
+                f"the hot loop's shared loads and stores take about {pipe:.0f} cycles of the SM's shared-memory "
+                f"bandwidth (128 bytes a cycle) per warp at their full width (bank conflicts take more, threads of "
+                f"a warp reading the same address fewer), its {math_ops} FP32 instructions {math_ops / 4:.0f} "
                 f"cycles of FP32 issue (4 warp instructions a cycle), at {ppeak or 0:.0f}% of the FP32 peak: the "
-                "shared-memory pipe is at least as busy as the FMA units.",
+                "shared-memory pipe is as busy as the FMA units or busier.",
                 "Reuse each shared value over more FMAs: larger register tiles per thread (more outputs per loaded "
                 "value), operands kept in registers across the k-step; no bank conflicts.", [])
     if not memory_side and math_ops and shared / math_ops >= SHARED_PER_MATH:
@@ -278,7 +304,6 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
                 "copy bandwidth: warps wait at __syncthreads while the tree narrows.",
                 "Fewer barriers: warp shuffles for the last 32 values, more elements per thread before the tree.",
                 ["barriers"])
-    issue = issue_share(record, hot) if not tensor else None
     if issue and issue[0] >= BUSY and issue[0] >= (pbw or 0):
         return ("compute-bound", "likely",
                 f"the hot code fills about {issue[0]:.0f}% of the SMs' instruction issue ({ISSUE_PER_CLOCK} warp "
@@ -308,9 +333,18 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
         why += f", {l2.ratio:.2f}x between L2 and DRAM"
     if occupancy_low:
         why += ", with low occupancy"
+    tags = ["low-occupancy"] if occupancy_low else []
+    if tensor and ppeak is not None:
+        # The busiest unit is not a busy one: below TENSOR_BUSY the tensor cores wait more than they work.
+        return ("latency-bound", "likely",
+                why + f": the tensor cores are the busiest unit, yet at {ppeak:.0f}% of their peak they idle more "
+                f"cycles than they work, far from the {BUSY:.0f}% at which a unit is the bound; the warps wait "
+                "(barriers, the pipeline's waits for loaded tiles, the softmax between the MMAs).",
+                "More MMAs in flight: deeper pipelines (more stages), warpgroups that overlap one tile's softmax "
+                "with another's MMAs (ping-pong), fewer barriers per tile.", tags + ["idle-tensor"])
     return ("latency-bound", "likely", why + ": the warps spend their time waiting.",
             "More independent work in flight: more warps, more independent loads or FMAs per thread, shorter "
-            "dependency chains.", ["low-occupancy"] if occupancy_low else [])
+            "dependency chains.", tags)
 
 
 def arithmetic_bound(record, scaling, hot):
@@ -348,8 +382,66 @@ def arithmetic_bound(record, scaling, hot):
             ["arithmetic"])
 
 
+@dataclass
+class Grid:
+    """One launch against the GPU it ran on: the launch (gpu_work.launches), the SMs, the blocks per SM that the
+    kernel's resources allow (the occupancy API) and the warp slots of an SM."""
+    kernel: str
+    blocks: int
+    block_threads: int
+    sms: int
+    blocks_per_sm: int
+    warps_per_sm: int
+    matched: bool            # the launch of the binary's kernel, not the largest launch of the run
+
+    @property
+    def sms_with_work(self):
+        return min(self.blocks, self.sms)
+
+    @property
+    def slots_filled(self):
+        warps = self.blocks * -(-self.block_threads // 32)
+        return min(1.0, warps / (self.sms * self.warps_per_sm))
+
+    @property
+    def idle_gpu(self):
+        """Fewer than BUSY% of the SMs have a block: no unit of the SMs averaged over the GPU can reach BUSY, which
+        is how Nsight Compute's SM throughputs (averages over all SMs, of the elapsed time) are read."""
+        return 100.0 * self.sms_with_work < BUSY * self.sms
+
+    def text(self):
+        which = "the kernel's launch" if self.matched else "the run's largest launch"
+        return (f"{which} has {self.blocks} blocks of {self.block_threads} threads for {self.sms} SMs that fit "
+                f"{self.blocks_per_sm} blocks each ({self.sms * self.blocks_per_sm} in one full wave): "
+                f"{self.sms_with_work} SMs with work ({100.0 * self.sms_with_work / self.sms:.0f}%), "
+                f"{100.0 * self.slots_filled:.0f}% of the GPU's warp slots filled")
+
+
+def partial_grid(record, kernel=None):
+    """The launch of the diagnosed kernel (by the binary's name; failing that the run's largest launch) when it has
+    fewer blocks than one full wave (the SMs times the blocks per SM that its resources allow); None when it fills
+    the GPU or when the record does not say (a run that was not traced, no resources, no SM count)."""
+    launches = (record.get("gpu_work") or {}).get("launches") or []
+    res = record.get("resources") or {}
+    sms, per_sm = sm_count(record), res.get("blocks_per_sm")
+    if not launches or not sms or not per_sm:
+        return None
+    named = [l for l in launches if kernel and l.get("kernel") == kernel.name]
+    launch = named[0] if named else max(launches, key=lambda l: (l.get("blocks") or 0))
+    blocks, threads = launch.get("blocks") or 0, launch.get("block_threads") or res.get("block_threads") or 0
+    if not blocks or not threads or blocks >= sms * per_sm:
+        return None
+    # The SM's warp slots, from the occupancy API's own fraction: blocks_per_sm blocks of block_threads fill it.
+    warps, occupancy = per_sm * -(-(res.get("block_threads") or threads) // 32), res.get("occupancy")
+    slots = round(warps / occupancy) if occupancy else WARPS_PER_SM
+    return Grid(launch.get("kernel", "?"), blocks, threads, sms, per_sm, slots, bool(named))
+
+
 def sm_count(record):
-    """SMs of the GPU, from its FP32 peak, its SM clock and its FP32 lanes per SM; None when unknown."""
+    """SMs of the GPU: the record's own count (records from this harness), else from its FP32 peak, its SM clock
+    and its FP32 lanes per SM; None when unknown."""
+    if record.get("sms"):
+        return record["sms"]
     cc, mhz = str(record.get("cc") or ""), ((record.get("clocks") or {}).get("before") or {}).get("sm_mhz")
     if record.get("peak") != "fp32" or not record.get("peak_gflops") or not mhz or not cc[:1].isdigit():
         return None
@@ -361,8 +453,9 @@ def sm_count(record):
 def issue_share(record, hot):
     """(% of the SMs' instruction issue the hot code fills at the measured rate, how that was counted), or None.
     The passes of the hot code per second come from the record: at least its bytes per second over the bytes one
-    pass loads and stores, and at least its FLOPs per second over the FLOPs of one pass's FP32 instructions (each
-    counted byte or FLOP moved or done by the hot code); the larger of the two, times the instructions of a pass
+    pass loads and stores, and, where the record counts FP32 FLOPs (not a tensor-core kernel's), at least its FLOPs
+    per second over the FLOPs of one pass's FP32 instructions (each counted byte or FLOP moved or done by the hot
+    code); the larger of the two, times the instructions of a pass
     (padding NOPs left out), against 4 warp instructions per SM per clock. An estimate: counted bytes that the
     hot code does not move (stores after a loop) make it high."""
     mhz = ((record.get("clocks") or {}).get("before") or {}).get("sm_mhz")
@@ -377,7 +470,9 @@ def issue_share(record, hot):
     if per_thread and record.get("gbps"):
         rates.append((record["gbps"] * 1e9 / (32 * per_thread), f"{record['gbps']:.0f} GB/s over {per_thread} bytes "
                                                                   "per thread a pass"))
-    if flops and record.get("gflops"):
+    # The record's FLOPs are the FP32 instructions' only where its peak is FP32: a tensor-core kernel counts the
+    # MMAs' FLOPs, which over the FP32 FLOPs of a pass would give passes (and an issue share) many times too high.
+    if flops and record.get("gflops") and not str(record.get("peak", "")).endswith("_tensor") and not hot.tensor_ops:
         rates.append((record["gflops"] * 1e9 / (32 * flops), f"{record['gflops']:.0f} GFLOP/s over {flops} FLOPs per "
                                                               "thread a pass"))
     if not rates or not instructions:

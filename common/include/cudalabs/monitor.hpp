@@ -16,8 +16,16 @@
 // timed measurement.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace cudalabs {
+
+// How big one kernel's launch was: its grid in blocks and its threads per block.
+struct Launch {
+  std::string kernel;  // the mangled name, as the trace gives it
+  long long blocks = 0;
+  int block_threads = 0;
+};
 
 struct GpuWork {
   bool traced = false;
@@ -39,6 +47,16 @@ struct GpuWork {
   int cooperative = 0;
   // What the variant declared it launches (Measurement::launches); -1: any.
   int max_kernels = -1, expect_cooperative = -1;
+  // Per distinct kernel (by name), its largest launch (most blocks; then most
+  // threads per block): whether a grid fills the GPU is a question the
+  // occupancy API cannot answer, and tools/profiling/nocounters.py asks it.
+  std::vector<Launch> launches;
+
+  // Adds one launch to `launches`, keeping the largest per kernel name.
+  void note_launch(const char* kernel, long long blocks, int block_threads);
+  // The largest launches, at most `at_most` of them: most blocks first, then by
+  // kernel name, so that a record says the same for the same work.
+  std::vector<Launch> largest_launches(std::size_t at_most) const;
 
   // Why this run did not do its work on the GPU ("" when it did, or was not traced).
   std::string problem() const;
