@@ -72,7 +72,8 @@ from grader.config import NOT_RUN, ROOT, GradeError, lab_names, load_config, sel
 from grader.process import Run, Untrusted, run, run_untrusted, tail, why_no_gpu
 from grader.records import read_records
 from grader.scoring import baseline_variants
-from grader.submission import NotPlain, audit_text, is_plain_file, joined, listed_files, read_plain, shown, student_files_digest
+from grader.submission import (NotPlain, audit_text, fresh_assembler_record, is_plain_file, joined, listed_files,
+                               read_plain, shown, student_files_digest)
 
 # Node-local (each host's links are its own), and the same path for every lane and
 # every class graded on the host at once.
@@ -295,7 +296,7 @@ class BuildCache:
 
     def sandboxed(self, what, cmd, timeout, log, work):
         return run_untrusted(what, cmd, timeout, log, self.untrusted, writable=[work],
-                             limits=sandbox.Limits.for_build())
+                             limits=sandbox.Limits.for_build(), env=sources.ASSEMBLER_ENV)
 
     def builder(self, lab):
         """A free builder (waits for one when all are busy)."""
@@ -315,6 +316,7 @@ class BuildCache:
             work.mkdir(parents=True, exist_ok=True)
             with open(log_path, "a") as log:
                 build = work / "build"
+                fresh_assembler_record(build)
                 if not (build / "build.ninja").is_file():
                     for other, other_cfg in load_course()[1].items():  # every lab from -Dsubmission: configured once
                         (work / "student" / other).mkdir(parents=True, exist_ok=True)
@@ -348,7 +350,7 @@ class BuildCache:
                 (tmp / "rejected.txt").write_text(joined(refused) + "\n")
             else:
                 shutil.copy2(build / "labs" / lab / lab, tmp / lab)
-                rejected = audit_text(build, lab)
+                rejected = audit_text(build, lab, assembled=True)
                 if rejected:
                     (tmp / "rejected.txt").write_text(rejected + "\n")
             (tmp / "seconds.txt").write_text(f"{r.seconds:.1f}\n")

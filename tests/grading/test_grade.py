@@ -424,10 +424,22 @@ class IncludeCheck(unittest.TestCase):
         for line in ['#include "/etc/hostname"', '#  include </root/.ssh/id_rsa>', '#include "../../../etc/passwd"',
                      '#include "../12_softmax/../../x.h"', '#include_next "/etc/shadow"',
                      '#if __has_include("/etc/hostname")\n#endif', '#include \\\n "/etc/hostname"',
-                     '#define P </etc/passwd>\n#include P', 'asm(".incbin \\"/etc/passwd\\"");']:
+                     '#define P </etc/passwd>\n#include P', 'asm(".incbin \\"/etc/passwd\\"");',
+                     # the directive's '#' as a digraph or trigraph; after a comment
+                     '%:include "/etc/hostname"', '??=include "/etc/hostname"', '/* why */ #include "/etc/hostname"',
+                     "int k = 1'000;\n/**/#include \"/etc/hostname\"", 'const char* s = "/*";\n#include "/etc/x" // */',
+                     # a probe of a computed name; GCC's pragma that looks a file up
+                     '#if __has_include(P)\n#endif', '#pragma GCC dependency "/etc/shadow"',
+                     '_Pragma("GCC dependency \\"/etc/shadow\\"")',
+                     # the assembler's own include, and directives split across string pieces
+                     'asm(".include \\"/etc/hostname\\"");', 'asm(".inc" "bin \\"/etc/hostname\\"");']:
             found = self.problems(line + "\n")
             self.assertTrue(found, line)
             self.assertIn("k.cuh:", found[0])
+
+    def test_comments_may_mention_what_code_may_not(self):
+        self.assertEqual(self.problems('#include <cuda_runtime.h>  // not .include or .incbin: those read files\n'
+                                       '/* #pragma GCC dependency is refused too */\nint k = 1\'000;\n'), [])
 
 
 class SubmissionFolders(unittest.TestCase):

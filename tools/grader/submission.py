@@ -201,8 +201,10 @@ def build_submission(folders, config, work, arch, jobs, log, untrusted):
     building = [f for f in folders if not errors[f.name] and not rejected.get(f.name)]
 
     def sandboxed(what, cmd, timeout):
-        return run_untrusted(what, cmd, timeout, log, untrusted, writable=[work], limits=sandbox.Limits.for_build())
+        return run_untrusted(what, cmd, timeout, log, untrusted, writable=[work], limits=sandbox.Limits.for_build(),
+                             env=sources.ASSEMBLER_ENV)
 
+    fresh_assembler_record(build)
     setup = ["meson", "setup"] + (["--reconfigure"] if (build / "build.ninja").exists() else [])
     r = sandboxed("meson setup", setup + [str(build), str(ROOT), f"-Dgpu_arch={arch}",
                                           f"-Dsubmission={student.resolve()}"], 900)
@@ -220,7 +222,7 @@ def build_submission(folders, config, work, arch, jobs, log, untrusted):
         r = sandboxed(f"build {folder.name}", ninja + [f"labs/{folder.name}/{folder.name}"], 1800)
         errors[folder.name] = None if r.rc == 0 else tail(r.output, 25)
         if not errors[folder.name]:
-            rejected[folder.name] = audit_text(build, folder.name)
+            rejected[folder.name] = audit_text(build, folder.name, assembled=True)
     return errors, ignored, rejected
 
 
@@ -231,10 +233,37 @@ def joined(found):
     return "; ".join(found[:3]) + (f" (and {len(found) - 3} more)" if len(found) > 3 else "")
 
 
-def audit_text(build, lab):
+def audit_text(build, lab, assembled=False):
     """None, or why the import audit (tools/grader/audit.py, tools/allowed_imports.toml)
-    rejects the lab's student objects."""
-    return joined(audit.audit_lab(build, lab))
+    rejects the lab's student objects; assembled: also what their assembly read
+    (sources.assembler_reads: a build made with sources.ASSEMBLER_ENV)."""
+    found = sources.assembler_reads(student_objects(build, lab)) if assembled else []
+    return joined(found + audit.audit_lab(build, lab))
+
+
+def student_objects(build, lab):
+    """{"libLAB_kernels.a(kernels.cu.o)": the object's path in the build} for every
+    member of the lab's student archives (meson keeps them in ARCHIVE.p/; a lab's own
+    custom command, such as lab 31's, elsewhere in the lab's folder)."""
+    lab_dir, found = Path(build) / "labs" / lab, {}
+    for archive in audit.student_archives(build, lab):
+        for member in audit.tool("ar", "t", str(archive)).split():
+            name = Path(member).name
+            here = lab_dir / (archive.name + ".p") / name
+            if not here.is_file():
+                here = next((p for p in sorted(lab_dir.rglob(name)) if p.is_file()), here)
+            found[f"{archive.name}({name})"] = here
+    return found
+
+
+def fresh_assembler_record(build):
+    """A build folder made before the grader recorded what the assembler read has
+    objects without records, which ninja would not make again: it is started afresh."""
+    stamp = Path(build) / "cudalabs-assembler-record"
+    if Path(build).exists() and not stamp.is_file():
+        shutil.rmtree(build)
+    Path(build).mkdir(parents=True, exist_ok=True)
+    stamp.write_text("objects of this build are assembled with tools/grader/asm/as (tools/grader/sources.py)\n")
 
 
 def student_files_digest(folder, files):
