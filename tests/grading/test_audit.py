@@ -18,8 +18,12 @@ object, with g++) into fake builds in a temporary folder, then checks that:
     symbol on no list; and CUB's device-wide reduction (instantiated in the kernel
     file), while CUB's block-level reduction is accepted;
   - a kernel file that redefines a course symbol (cudalabs::check_close, with the
-    real signature), a libc function (write) or, weakly, what the course takes
-    from a library is rejected by the redefinition rule;
+    real signature), a libc function (write; read as a weak alias, memcpy under a
+    .symver version), the CUDA runtime's timer (cudaEventElapsedTime, weak) or,
+    weakly, what the course takes from a library is rejected by the redefinition rule;
+  - the assembler's record of what it read: a clean kernel file reads nothing;
+    .incbin pasted together by an assembler macro and .include joined from string
+    pieces by a macro are rejected, and so is an object without a record;
   - [labs.LAB] additions and course_archives of an allow-list work, a misspelt key
     is an error, and the command line's exit codes are 0 / 1 / 2;
   - a lab whose student file is device code only (lab 19) is judged by its PTX:
@@ -199,6 +203,17 @@ __attribute__((weak)) void flush_records() {}  // the course calls it, defined n
 }  // namespace cudalabs
 extern "C" ssize_t write(int, const void*, size_t n) { return static_cast<ssize_t>(n); }  // libc's
 namespace lab99 { void scale() {} }  // the lab's interface: its to define
+// libc's read as a weak alias of a function of the student's own
+extern "C" ssize_t own_read(int, void*, size_t n) { return static_cast<ssize_t>(n); }
+extern "C" ssize_t read(int, void*, size_t) __attribute__((weak, alias("own_read")));
+// libc's memcpy under a symbol version (.symver)
+extern "C" void* own_memcpy(void* d, const void*, size_t) { return d; }
+__asm__(".symver own_memcpy,memcpy@GLIBC_2.2.5");
+// the CUDA runtime's timer, weak, so that the harness's calls would reach it
+extern "C" __attribute__((weak)) cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t, cudaEvent_t) {
+  *ms = 1e-3f;
+  return cudaSuccess;
+}
 """
 
 # The fake course: its library defines check_close; its main object calls it, the
@@ -472,9 +487,15 @@ class Redefinitions(unittest.TestCase):
         self.assertEqual(len(lines), 1, "\n".join(self.problems))
         self.assertIn("a system library", lines[0])
 
+    def test_weak_aliased_and_versioned_definitions_of_library_functions(self):
+        for shown in ("defines read ", "defines memcpy@GLIBC_2.2.5 ", "defines cudaEventElapsedTime "):
+            lines = self.find(shown)
+            self.assertEqual(len(lines), 1, shown + "\n" + "\n".join(self.problems))
+            self.assertIn("a system library", lines[0])
+
     def test_the_lab_interface_is_the_students(self):
         self.assertFalse(self.find("lab99::scale"), "\n".join(self.problems))
-        self.assertEqual(len(self.problems), 3, "\n".join(self.problems))
+        self.assertEqual(len(self.problems), 6, "\n".join(self.problems))
 
 
 class AssemblerReads(unittest.TestCase):
