@@ -93,7 +93,7 @@ def main():
                   f"test is rejected for that, not for its bug: {course_rejected[0]}")
         if rejected:
             # The grader rejects it before compiling (build_submission): so does this test.
-            print(f"{case.name}: not compiled: the include check rejects it before compiling, as its GPU test "
+            print(f"{case.name}: not compiled: the grader rejects it before compiling, as its GPU test "
                   f"expects: {rejected[0]}")
             not_compiled.append(case.name)
             continue
@@ -111,7 +111,7 @@ def main():
         return 1
     compiled = len(cases) - len(not_compiled)
     print(f"ok: all {compiled} broken cases that the grader compiles compile against today's kernels.hpp/kernels.cu"
-          + (f" ({len(not_compiled)} rejected by the include check before compiling: {', '.join(not_compiled)})"
+          + (f" ({len(not_compiled)} rejected before compiling: {', '.join(not_compiled)})"
              if not_compiled else ""))
     return 0
 
