@@ -72,7 +72,8 @@ from grader.config import NOT_RUN, ROOT, GradeError, lab_names, load_config, sel
 from grader.process import Run, Untrusted, run, run_untrusted, tail, why_no_gpu
 from grader.records import read_records
 from grader.scoring import baseline_variants
-from grader.submission import audit_text, joined, student_files_digest
+from grader.submission import (NotPlain, audit_text, fresh_assembler_record, is_plain_file, joined, listed_files,
+                               read_plain, shown, student_files_digest)
 
 # Node-local (each host's links are its own), and the same path for every lane and
 # every class graded on the host at once.
@@ -185,8 +186,11 @@ def normalise(folder, dest, labs, config):
         for name in config[lab]["student_files"]:
             owner.setdefault(name, []).append(lab)
     found, extras = set(), []
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        parts = path.relative_to(folder).parts
+    for name in listed_files(folder):
+        if name.startswith("... "):  # the listing stopped (thousands of files)
+            extras.append(name)
+            continue
+        path, parts = folder / name, Path(name).parts
         if any(p.startswith(".") or p in HIDDEN for p in parts):
             continue
         at = [i for i, p in enumerate(parts[:-1]) if p in labs]
@@ -199,7 +203,17 @@ def normalise(folder, dest, labs, config):
             continue
         target = dest / lab / Path(*rel)
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
+        if path.is_symlink():
+            # Never followed with the grader's rights: kept as the link it is, which
+            # grade.py then refuses by name (tools/grader/submission.py, read_plain).
+            target.unlink(missing_ok=True)
+            target.symlink_to(os.readlink(path))
+        else:
+            try:
+                target.write_bytes(read_plain(folder, name))
+            except NotPlain as e:
+                extras.append(f"{shown(name)} ({e}: not taken)")
+                continue
         found.add(lab)
     return sorted(found), extras
 
@@ -282,7 +296,7 @@ class BuildCache:
 
     def sandboxed(self, what, cmd, timeout, log, work):
         return run_untrusted(what, cmd, timeout, log, self.untrusted, writable=[work],
-                             limits=sandbox.Limits.for_build())
+                             limits=sandbox.Limits.for_build(), env=sources.ASSEMBLER_ENV)
 
     def builder(self, lab):
         """A free builder (waits for one when all are busy)."""
@@ -302,6 +316,7 @@ class BuildCache:
             work.mkdir(parents=True, exist_ok=True)
             with open(log_path, "a") as log:
                 build = work / "build"
+                fresh_assembler_record(build)
                 if not (build / "build.ninja").is_file():
                     for other, other_cfg in load_course()[1].items():  # every lab from -Dsubmission: configured once
                         (work / "student" / other).mkdir(parents=True, exist_ok=True)
@@ -314,7 +329,7 @@ class BuildCache:
                         raise ClassError(f"the course does not configure (not the student's fault; {log_path}):\n"
                                          + tail(r.output, 10))
                 for name in cfg["student_files"]:
-                    shutil.copyfile(folder / name, work / "student" / lab / name)
+                    (work / "student" / lab / name).write_bytes(read_plain(folder, name))
                 # Includes of files outside the course are refused before anything is compiled.
                 refused = sources.problems(work / "student" / lab, cfg["student_files"])
                 if refused:
@@ -335,7 +350,7 @@ class BuildCache:
                 (tmp / "rejected.txt").write_text(joined(refused) + "\n")
             else:
                 shutil.copy2(build / "labs" / lab / lab, tmp / lab)
-                rejected = audit_text(build, lab)
+                rejected = audit_text(build, lab, assembled=True)
                 if rejected:
                     (tmp / "rejected.txt").write_text(rejected + "\n")
             (tmp / "seconds.txt").write_text(f"{r.seconds:.1f}\n")
@@ -370,7 +385,7 @@ def grade_student(plan, index, gpu=None):
         prebuilt = home / "prebuilt"
         try:
             for lab in chosen:
-                if not all((home / "submission" / lab / f).is_file() for f in config[lab]["student_files"]):
+                if not all(is_plain_file(home / "submission" / lab / f) for f in config[lab]["student_files"]):
                     continue  # grade.py names the missing file
                 entry = cache.ensure(lab, home / "submission" / lab, config[lab])
                 here = prebuilt / "labs" / lab
@@ -444,7 +459,7 @@ def run_local(plan, students, cpus):
     for s in students:
         for lab in s.labs:
             folder = out / "students" / s.id / "submission" / lab
-            if lab in plan["labs"] and all((folder / f).is_file() for f in config[lab]["student_files"]):
+            if lab in plan["labs"] and all(is_plain_file(folder / f) for f in config[lab]["student_files"]):
                 distinct.setdefault((lab, student_files_digest(folder, config[lab]["student_files"])), folder)
     cached = sum((cache.root / "entries" / cache.key(lab, digest) / "student-files.sha256").is_file()
                  for lab, digest in distinct)
@@ -567,7 +582,7 @@ def similarity(students, out, labs, config):
         for s in students:
             folder = out / "students" / s.id / "submission" / lab
             files = [folder / f for f in config[lab]["student_files"]]
-            if all(f.is_file() for f in files):
+            if all(is_plain_file(f) for f in files):
                 mine = shingles(tokens("\n".join(f.read_text(errors="replace") for f in files))) - base
                 if mine:  # nothing beyond the starter: nothing to compare
                     own[s.id] = mine

@@ -12,7 +12,7 @@ build's own compile command of that lab's kernels.cu moved to the tree (PTX for
 one architecture, as tests/starter/build_starter.py does for the starter kit).
 
 A case whose own file the grader's include check (tools/grader/sources.py)
-rejects (include_outside_tree) is not compiled, here or by its GPU test: the
+rejects (include_outside_tree), or refuses as no plain file (linked_kernel_file), is not compiled, here or by its GPU test: the
 grader rejects it before compiling, so it cannot go stale; this script says so,
 with the check's first line, instead of compiling it. Where the check rejects
 one of the course's student files that the case does not touch, the case is
@@ -76,8 +76,12 @@ def main():
         grade_case.assemble(case, submission)
         rejected, course_rejected = [], []
         for folder in sorted(submission.iterdir()):
-            err, ignored = take_student_files(folder, grade_case.config()[folder.name],
-                                              args.work.resolve() / case.name / "taken")
+            err, ignored, refused = take_student_files(folder, grade_case.config()[folder.name],
+                                                       args.work.resolve() / case.name / "taken")
+            if refused:
+                # Not a plain file (linked_kernel_file): refused before the include check.
+                rejected.append(refused)
+                continue
             if err or ignored:
                 failed.append(f"{case.name} (as a submission: {err or 'ignored ' + ', '.join(ignored)})")
             files = grade_case.config()[folder.name]["student_files"]
@@ -89,7 +93,7 @@ def main():
                   f"test is rejected for that, not for its bug: {course_rejected[0]}")
         if rejected:
             # The grader rejects it before compiling (build_submission): so does this test.
-            print(f"{case.name}: not compiled: the include check rejects it before compiling, as its GPU test "
+            print(f"{case.name}: not compiled: the grader rejects it before compiling, as its GPU test "
                   f"expects: {rejected[0]}")
             not_compiled.append(case.name)
             continue
@@ -107,7 +111,7 @@ def main():
         return 1
     compiled = len(cases) - len(not_compiled)
     print(f"ok: all {compiled} broken cases that the grader compiles compile against today's kernels.hpp/kernels.cu"
-          + (f" ({len(not_compiled)} rejected by the include check before compiling: {', '.join(not_compiled)})"
+          + (f" ({len(not_compiled)} rejected before compiling: {', '.join(not_compiled)})"
              if not_compiled else ""))
     return 0
 

@@ -50,9 +50,12 @@ def assemble(case, dest):
                      f"student files ({', '.join(wanted)}); the grader would ignore it")
         (dest / lab_dir.name).mkdir(parents=True)
         for name in wanted:
-            src = lab_dir / name if (lab_dir / name).is_file() else ROOT / "labs" / lab_dir.name / name
+            src = lab_dir / name if os.path.lexists(lab_dir / name) else ROOT / "labs" / lab_dir.name / name
             (dest / lab_dir.name / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, dest / lab_dir.name / name)
+            if src.is_symlink():  # a case of a linked file (linked_kernel_file): the link itself
+                (dest / lab_dir.name / name).symlink_to(os.readlink(src))
+            else:
+                shutil.copyfile(src, dest / lab_dir.name / name)
 
 
 def main():

@@ -18,8 +18,12 @@ object, with g++) into fake builds in a temporary folder, then checks that:
     symbol on no list; and CUB's device-wide reduction (instantiated in the kernel
     file), while CUB's block-level reduction is accepted;
   - a kernel file that redefines a course symbol (cudalabs::check_close, with the
-    real signature), a libc function (write) or, weakly, what the course takes
-    from a library is rejected by the redefinition rule;
+    real signature), a libc function (write; read as a weak alias, memcpy under a
+    .symver version), the CUDA runtime's timer (cudaEventElapsedTime, weak) or,
+    weakly, what the course takes from a library is rejected by the redefinition rule;
+  - the assembler's record of what it read: a clean kernel file reads nothing;
+    .incbin pasted together by an assembler macro and .include joined from string
+    pieces by a macro are rejected, and so is an object without a record;
   - [labs.LAB] additions and course_archives of an allow-list work, a misspelt key
     is an error, and the command line's exit codes are 0 / 1 / 2;
   - a lab whose student file is device code only (lab 19) is judged by its PTX:
@@ -39,7 +43,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 try:
-    from grader import audit
+    from grader import audit, sources
 except ImportError:
     print("test_audit: cannot import grader.audit: run with PYTHONPATH=tools (meson test sets it)", file=sys.stderr)
     sys.exit(1)
@@ -199,6 +203,17 @@ __attribute__((weak)) void flush_records() {}  // the course calls it, defined n
 }  // namespace cudalabs
 extern "C" ssize_t write(int, const void*, size_t n) { return static_cast<ssize_t>(n); }  // libc's
 namespace lab99 { void scale() {} }  // the lab's interface: its to define
+// libc's read as a weak alias of a function of the student's own
+extern "C" ssize_t own_read(int, void*, size_t n) { return static_cast<ssize_t>(n); }
+extern "C" ssize_t read(int, void*, size_t) __attribute__((weak, alias("own_read")));
+// libc's memcpy under a symbol version (.symver)
+extern "C" void* own_memcpy(void* d, const void*, size_t) { return d; }
+__asm__(".symver own_memcpy,memcpy@GLIBC_2.2.5");
+// the CUDA runtime's timer, weak, so that the harness's calls would reach it
+extern "C" __attribute__((weak)) cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t, cudaEvent_t) {
+  *ms = 1e-3f;
+  return cudaSuccess;
+}
 """
 
 # The fake course: its library defines check_close; its main object calls it, the
@@ -220,6 +235,22 @@ int main() {
   return cudalabs::check_close(a, a, {}).passed ? 0 : 1;
 }
 """
+
+
+# What the assembler reads (tools/grader/sources.py, assembler_reads): .include and
+# .incbin spelt so that no check of the source text sees them.
+ASSEMBLED = {
+    "asm_clean": CLEAN,
+    # An assembler macro pastes the directive's name together.
+    "asm_macro": r"""__global__ void k(float* x) { x[0] = 1; }
+asm(".macro paste what\n .inc\\what \"/etc/hostname\"\n.endm\n.section .rodata\npaste bin\n.text\n");
+""",
+    # The preprocessor joins the pieces: ".inc" "lude".
+    "asm_include": r"""#define PIECES(a, b) a b
+__global__ void k(float* x) { x[0] = 1; }
+asm(PIECES(".inc", "lude \"/dev/null\""));
+""",
+}
 
 
 def cuda_root():
@@ -244,12 +275,15 @@ def compile_all():
     # loader (dlopen, getenv: rejected too), but this case is about the library itself.
     jobs = {"cub": (nvcc + ["-DCCCL_DISABLE_NVTX"], CUB), "clean": (nvcc, CLEAN), "bad": (nvcc, BAD),
             "redefine": (nvcc, REDEFINE), "course_lib": (gxx, COURSE_LIB), "course_main": (gxx, COURSE_MAIN)}
+    # Assembled as the grader's build of a submission assembles (sources.ASSEMBLER_ENV).
+    jobs.update({name: (nvcc, text) for name, text in ASSEMBLED.items()})
 
     def build(name):
         cmd, text = jobs[name]
         src, obj = TMP / f"{name}.src", TMP / f"{name}.o"
         src.write_text(text)
-        p = subprocess.run(cmd + [str(src), "-o", str(obj)], capture_output=True, text=True)
+        env = dict(os.environ, **sources.ASSEMBLER_ENV) if name in ASSEMBLED else None
+        p = subprocess.run(cmd + [str(src), "-o", str(obj)], capture_output=True, text=True, env=env)
         if p.returncode != 0:
             raise RuntimeError(f"compiling {name} failed:\n{p.stderr[-3000:]}")
         return name, obj
@@ -453,9 +487,57 @@ class Redefinitions(unittest.TestCase):
         self.assertEqual(len(lines), 1, "\n".join(self.problems))
         self.assertIn("a system library", lines[0])
 
+    def test_weak_aliased_and_versioned_definitions_of_library_functions(self):
+        for shown in ("defines read ", "defines memcpy@GLIBC_2.2.5 ", "defines cudaEventElapsedTime "):
+            lines = self.find(shown)
+            self.assertEqual(len(lines), 1, shown + "\n" + "\n".join(self.problems))
+            self.assertIn("a system library", lines[0])
+
     def test_the_lab_interface_is_the_students(self):
         self.assertFalse(self.find("lab99::scale"), "\n".join(self.problems))
-        self.assertEqual(len(self.problems), 3, "\n".join(self.problems))
+        self.assertEqual(len(self.problems), 6, "\n".join(self.problems))
+
+
+class AssemblerReads(unittest.TestCase):
+    """The grader's build assembles a submission through tools/grader/asm/as, which
+    records what each object's assembly read (OBJECT.asd); sources.assembler_reads
+    rejects an object that read a file, however the directive was spelt."""
+
+    def reads(self, name):
+        return sources.assembler_reads({name: OBJECTS[name]})
+
+    def test_a_clean_kernel_file_reads_nothing(self):
+        self.assertTrue(Path(str(OBJECTS["asm_clean"]) + ".asd").is_file())
+        self.assertEqual(self.reads("asm_clean"), [])
+
+    def test_incbin_pasted_by_an_assembler_macro(self):
+        found = self.reads("asm_macro")
+        self.assertEqual(len(found), 1, found)
+        self.assertIn("asm_macro: its assembly read /etc/hostname (.include or .incbin", found[0])
+        self.assertIn("Fix: ", found[0])
+
+    def test_include_joined_by_the_preprocessor(self):
+        found = self.reads("asm_include")
+        self.assertEqual(len(found), 1, found)
+        self.assertIn("read /dev/null", found[0])
+
+    def test_an_object_without_a_record_is_rejected(self):
+        found = self.reads("clean")  # compiled as the course's build does: no record
+        self.assertEqual(len(found), 1, found)
+        self.assertIn("no record of the files its assembler read", found[0])
+
+    def test_student_objects_are_found_in_the_build(self):
+        from grader.submission import audit_text, student_objects
+        root = fake_build("assembled", ["asm_macro"])
+        objects = student_objects(root, LAB)
+        self.assertEqual(list(objects), [f"lib{LAB}_kernels.a(asm_macro.o)"])
+        where = root / "labs" / LAB / f"lib{LAB}_kernels.a.p"
+        where.mkdir()
+        shutil.copy(OBJECTS["asm_macro"], where / "asm_macro.o")
+        shutil.copy(str(OBJECTS["asm_macro"]) + ".asd", where / "asm_macro.o.asd")
+        self.assertEqual(student_objects(root, LAB)[f"lib{LAB}_kernels.a(asm_macro.o)"], where / "asm_macro.o")
+        self.assertIn("its assembly read /etc/hostname", audit_text(root, LAB, assembled=True))
+        self.assertNotIn("its assembly read", audit_text(root, LAB) or "")
 
 
 class DeviceCode(unittest.TestCase):

@@ -28,7 +28,8 @@ from grader.records import read_records
 from grader.result import LabResult, exercise_of
 from grader.runs import benchmark_lab, check_lab, correctness_runs
 from grader.scoring import baseline_variants, judge_performance, size_product
-from grader.submission import audit_text, submitted_labs, take_student_files
+from grader.submission import (MAX_FILE_BYTES, NotPlain, audit_text, student_files_digest, submitted_labs,
+                               take_student_files)
 
 FIXTURES = HERE / "fixtures"
 GRADE = ROOT / "tools" / "grade.py"
@@ -199,8 +200,9 @@ class Submission(unittest.TestCase):
             (folder / "vector_add.cuh").write_text("// the student's kernel")
             (folder / "main.cu").write_text("// a replaced host program: must be ignored")
             (folder / "notes.txt").write_text("hi")
-            error, ignored = take_student_files(folder, cfg, dest)
+            error, ignored, refused = take_student_files(folder, cfg, dest)
             self.assertIsNone(error)
+            self.assertIsNone(refused)
             self.assertEqual(ignored, ["main.cu", "notes.txt"])
             self.assertEqual(sorted(p.name for p in (dest / "01_vector_add").iterdir()), ["vector_add.cuh"])
 
@@ -212,7 +214,7 @@ class Submission(unittest.TestCase):
             folder, dest = Path(tmp) / "19_driver_api", Path(tmp) / "student"
             folder.mkdir()
             (folder / "driver.cpp").write_text("// a replaced host file: must be ignored")
-            error, ignored = take_student_files(folder, {"student_files": []}, dest)
+            error, ignored, _ = take_student_files(folder, {"student_files": []}, dest)
             self.assertIsNone(error)
             self.assertEqual(ignored, ["driver.cpp"])
             self.assertFalse((dest / "19_driver_api").exists())
@@ -223,8 +225,97 @@ class Submission(unittest.TestCase):
             folder = Path(tmp) / "04_reduction"
             folder.mkdir()
             (folder / "reduction.cuh").write_text("//")
-            error, _ = take_student_files(folder, cfg, Path(tmp) / "student")
+            error, _, _ = take_student_files(folder, cfg, Path(tmp) / "student")
             self.assertIn("lacks reduction_driver.cuh", error)
+
+    # A submission is read by the grader, with its rights, outside the sandbox: a
+    # link must not make it read another file of the machine, a special file must
+    # not hang it, and nothing is taken but the lab's kernel files, as plain files.
+    def refused(self, make, name="vector_add.cuh"):
+        """take_student_files on a lab folder where make(folder, secret) put `name`;
+        returns the refusal, having checked that nothing of the secret was copied."""
+        with tempfile.TemporaryDirectory() as tmp:
+            folder, dest, secret = Path(tmp) / "01_vector_add", Path(tmp) / "student", Path(tmp) / "secret.txt"
+            folder.mkdir()
+            secret.write_text("the instructor's secret")
+            make(folder, secret)
+            error, _, refused = take_student_files(folder, {"student_files": [name]}, dest)
+            self.assertIsNone(error)
+            self.assertIsNotNone(refused)
+            copied = [p.read_bytes() for p in dest.rglob("*") if p.is_file()] if dest.exists() else []
+            self.assertFalse(any(b"secret" in c for c in copied))
+            with self.assertRaises(NotPlain):
+                student_files_digest(folder, [name])
+            return refused
+
+    def test_a_link_to_a_file_outside_is_refused_not_followed(self):
+        why = self.refused(lambda f, secret: (f / "vector_add.cuh").symlink_to(secret))
+        self.assertIn("vector_add.cuh is a symbolic link (to ", why)
+        self.assertIn("Fix: ", why)
+
+    def test_a_relative_link_is_refused_too(self):
+        why = self.refused(lambda f, secret: (f / "vector_add.cuh").symlink_to(Path("..") / secret.name))
+        self.assertIn("symbolic link", why)
+
+    def test_a_linked_folder_on_the_way_is_refused(self):
+        def make(f, secret):
+            (f / "sub").symlink_to(secret.parent)
+        why = self.refused(make, name="sub/secret.txt")
+        self.assertIn("sub is a symbolic link", why)
+
+    def test_a_named_pipe_is_refused_without_blocking(self):
+        why = self.refused(lambda f, secret: os.mkfifo(f / "vector_add.cuh"))
+        self.assertIn("named pipe", why)
+
+    def test_a_huge_file_is_refused(self):
+        def make(f, secret):
+            with open(f / "vector_add.cuh", "wb") as out:
+                out.truncate(MAX_FILE_BYTES + 1)  # sparse: nothing written
+        self.assertIn("more than a kernel file's limit", self.refused(make))
+
+    def test_odd_names_and_many_files_are_named_safely(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp) / "01_vector_add"
+            (folder / "zdeep").mkdir(parents=True)
+            (folder / "vector_add.cuh").write_text("//")
+            (folder / "x\nrejected: forged line").write_text("")
+            for i in range(60):
+                (folder / "zdeep" / f"f{i:02d}").write_text("")
+            (folder / "link").symlink_to("/etc")
+            error, ignored, refused = take_student_files(folder, {"student_files": ["vector_add.cuh"]}, None)
+            self.assertIsNone(error)
+            self.assertIsNone(refused)
+            self.assertTrue(all("\n" not in name for name in ignored), ignored)
+            self.assertIn("'x\\nrejected: forged line'", ignored)
+            self.assertIn("link", ignored)  # named, never followed into /etc
+            self.assertEqual(ignored[-1], "and 42 more")  # 62 ignored: 20 named
+
+    def test_a_linked_lab_folder_is_refused(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            other, sub = Path(tmp) / "other" / "01_vector_add", Path(tmp) / "sub"
+            other.mkdir(parents=True)
+            sub.mkdir()
+            (sub / "01_vector_add").symlink_to(other)
+            with self.assertRaises(GradeError) as e:
+                submitted_labs(sub, ["01_vector_add"])
+            self.assertIn("01_vector_add is a symbolic link to a folder", str(e.exception))
+
+    def test_class_grading_keeps_links_as_links(self):
+        # tools/grade_class.py copies each student's files into the class's folder: a
+        # link stays a link (which grade.py then refuses), its target is never read.
+        import grade_class
+        with tempfile.TemporaryDirectory() as tmp:
+            folder, dest, secret = Path(tmp) / "student", Path(tmp) / "out", Path(tmp) / "secret.txt"
+            (folder / "01_vector_add").mkdir(parents=True)
+            secret.write_text("the instructor's secret")
+            (folder / "01_vector_add" / "vector_add.cuh").symlink_to(secret)
+            os.mkfifo(folder / "01_vector_add" / "extra.cuh")
+            labs = ["01_vector_add"]
+            found, extras = grade_class.normalise(folder, dest, labs, {"01_vector_add": {"student_files": ["vector_add.cuh"]}})
+            self.assertEqual(found, labs)
+            self.assertTrue((dest / "01_vector_add" / "vector_add.cuh").is_symlink())
+            self.assertFalse((dest / "01_vector_add" / "extra.cuh").exists())
+            self.assertTrue(any("named pipe" in e for e in extras), extras)
 
     def test_every_lab_names_its_student_files_and_they_exist(self):
         config = load_config(ROOT / "tools" / "grading.toml", lab_names(ROOT))
@@ -333,10 +424,22 @@ class IncludeCheck(unittest.TestCase):
         for line in ['#include "/etc/hostname"', '#  include </root/.ssh/id_rsa>', '#include "../../../etc/passwd"',
                      '#include "../12_softmax/../../x.h"', '#include_next "/etc/shadow"',
                      '#if __has_include("/etc/hostname")\n#endif', '#include \\\n "/etc/hostname"',
-                     '#define P </etc/passwd>\n#include P', 'asm(".incbin \\"/etc/passwd\\"");']:
+                     '#define P </etc/passwd>\n#include P', 'asm(".incbin \\"/etc/passwd\\"");',
+                     # the directive's '#' as a digraph or trigraph; after a comment
+                     '%:include "/etc/hostname"', '??=include "/etc/hostname"', '/* why */ #include "/etc/hostname"',
+                     "int k = 1'000;\n/**/#include \"/etc/hostname\"", 'const char* s = "/*";\n#include "/etc/x" // */',
+                     # a probe of a computed name; GCC's pragma that looks a file up
+                     '#if __has_include(P)\n#endif', '#pragma GCC dependency "/etc/shadow"',
+                     '_Pragma("GCC dependency \\"/etc/shadow\\"")',
+                     # the assembler's own include, and directives split across string pieces
+                     'asm(".include \\"/etc/hostname\\"");', 'asm(".inc" "bin \\"/etc/hostname\\"");']:
             found = self.problems(line + "\n")
             self.assertTrue(found, line)
             self.assertIn("k.cuh:", found[0])
+
+    def test_comments_may_mention_what_code_may_not(self):
+        self.assertEqual(self.problems('#include <cuda_runtime.h>  // not .include or .incbin: those read files\n'
+                                       '/* #pragma GCC dependency is refused too */\nint k = 1\'000;\n'), [])
 
 
 class SubmissionFolders(unittest.TestCase):

@@ -708,8 +708,9 @@ def redefinitions(build, lab, allow, objects, names, problems):
             course_defined.update({k: v for k, v in d.items() if v == "T" or k not in course_defined})
     exported = system_exports()
     for o in objects:
-        for sym, kind in sorted(o.symbols.defined.items()):
-            strong = kind not in "WVwvu"
+        for versioned, kind in sorted(o.symbols.defined.items()):
+            # Judged without its version (.symver: memcpy@GLIBC_2.2.5 is still memcpy).
+            sym, strong = versioned.split("@")[0], kind not in "WVwvu"
             why = None
             if namespace_of(sym) == allow.lab_ns:  # the lab's interface: the kernel files define it
                 if strong and sym in course_defined:
@@ -723,7 +724,8 @@ def redefinitions(build, lab, allow, objects, names, problems):
             elif sym in exported and (strong or not sym.startswith("_Z")):
                 why = "a system library (libc, libm, libstdc++, libgcc_s, the CUDA runtime) exports it"
             if why:
-                shown = shown_name(names.get(sym, sym)) + (f" ({sym})" if names.get(sym, sym) != sym else "")
+                shown = shown_name(names.get(versioned, versioned)) + (
+                    f" ({versioned})" if names.get(versioned, versioned) != versioned else "")
                 problems.add(REDEFINITION, sym, f"{o.where}: defines {shown} ({REDEFINITION.rule}): {why}.")
 
 

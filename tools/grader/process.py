@@ -43,7 +43,7 @@ class Untrusted:
                   "(it can read and write anything this user can)", file=sys.stderr, flush=True)
 
 
-def run_untrusted(what, cmd, timeout, log, untrusted, writable, limits=None):
+def run_untrusted(what, cmd, timeout, log, untrusted, writable, limits=None, env=None):
     """Runs a submission's command in the sandbox (or, --no-sandbox, directly with
     the same limits): a Run as run() gives, with the sandbox's reason when it
     killed it (time, memory, processes)."""
@@ -54,7 +54,7 @@ def run_untrusted(what, cmd, timeout, log, untrusted, writable, limits=None):
         Path(folder).mkdir(parents=True, exist_ok=True)
     try:
         res = sandbox.run(cmd, writable=writable, readable=untrusted.readable + sandbox.python_paths(), gpu=True,
-                          limits=limits, enabled=untrusted.sandboxed)
+                          limits=limits, enabled=untrusted.sandboxed, env=env)
     except (ValueError, FileNotFoundError, PermissionError) as e:
         # The grader's own setup, not the submission: stop rather than score it zero.
         raise GradeError(f"{what}: {e}") from None
