@@ -177,9 +177,13 @@ def student_entries(submissions, unpack):
         dest = unpack / "canvas" / who
         shutil.rmtree(dest, ignore_errors=True)
         dest.mkdir(parents=True)
+        left_out = []
         for path, original in files:
-            shutil.copyfile(path, dest / original)
-        entries.append((who, f"{who}_*", dest, [], ""))
+            try:  # read as any submitted file: no link followed, a kernel file's size at most
+                (dest / original).write_bytes(read_plain(submissions, path.name))
+            except (NotPlain, OSError) as e:
+                left_out.append(f"{shown(path.name)} ({e}: not taken)")
+        entries.append((who, f"{who}_*", dest, left_out, ""))
     return entries
 
 
@@ -218,7 +222,7 @@ def normalise(folder, dest, labs, config):
         else:
             try:
                 target.write_bytes(read_plain(folder, name))
-            except NotPlain as e:
+            except (NotPlain, OSError) as e:  # OSError: unreadable, or gone since it was listed
                 extras.append(f"{shown(name)} ({e}: not taken)")
                 continue
         found.add(lab)

@@ -188,6 +188,18 @@ class HostileArchives(unittest.TestCase):
         self.assertFalse([p for p in unpacked.rglob("*") if p.is_symlink() or p.name == "evil.cuh"])
         self.assertFalse((unpacked / "link.cuh").exists())
 
+    def test_a_canvas_file_that_is_a_link_is_not_followed(self):
+        secret = self.dir / "instructor-only.txt"
+        secret.write_text("the answers")
+        (self.subs / "lovelaceada_12_34_reduction.cuh").symlink_to(secret)
+        (self.subs / "lovelaceada_12_34_notes.txt").write_text("mine")
+        s = self.discover()["lovelaceada"]
+        self.assertEqual(s.labs, [])
+        self.assertTrue(any("lovelaceada_12_34_reduction.cuh (" in e and "symbolic link" in e for e in s.extras),
+                        s.extras)
+        copied = [p for p in (self.dir / "out").rglob("*") if p.is_file() and p.read_bytes() == b"the answers"]
+        self.assertEqual(copied, [])
+
     def test_a_rejected_student_is_a_row_with_zero_points_and_the_class_is_graded(self):
         write_zip(self.subs / "mallory.zip", [("../evil.cuh", "x")])
         name = "<img src=x onerror=alert(1)>" + "\u00e9" * 300
