@@ -917,6 +917,10 @@ def main(argv=None):
         return finish(plan, [Student(**s) for s in plan["students"]], load_course()[1], time.monotonic())
     try:
         labs, config = load_course()
+        try:
+            sandbox.Limits()  # reads CUDALABS_DISK_LIMIT_GIB: a bad value is said before anything runs
+        except ValueError as e:
+            raise ClassError(str(e)) from None
         host_links = benchlock.host_link_labs(config)
         chosen = select(labs, args.labs)
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")

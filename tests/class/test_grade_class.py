@@ -6,6 +6,7 @@ Run: python3 tests/class/test_grade_class.py
 """
 import csv
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -18,7 +19,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 import grade_class  # tools/ (PYTHONPATH: tests/class/meson.build)
-from grader import archive
+from grader import archive, sandbox
 from grader.config import NOT_RUN
 from grader.submission import prebuilt_submission, student_files_digest
 
@@ -354,6 +355,41 @@ class Prebuilt(unittest.TestCase):
             (here / "build-error.txt").write_text("reduction.cuh:3: error: expected ';'\n")
             errors, _, _ = prebuilt_submission([sub], CONFIG, tmp / "prebuilt")
             self.assertIn("expected ';'", errors["04_reduction"])
+
+
+def sandbox_works():
+    try:
+        sandbox.check_available()
+        return True
+    except sandbox.SandboxUnavailable:
+        return False
+
+
+class BuildDisk(unittest.TestCase):
+    @unittest.skipUnless(sandbox_works(), "bubblewrap cannot start here")
+    def test_a_build_that_fills_its_work_folder_is_killed_and_says_the_limit(self):
+        """A stand-in for a build (many object files, each far under the per-file
+        limit) run as the build cache runs a lab's build: killed past the disk limit
+        (here CUDALABS_DISK_LIMIT_GIB=0.01, about 10 MiB), the log names the limit."""
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            work = tmp / "builders" / "b0"
+            work.mkdir(parents=True)
+            cache = grade_class.BuildCache(tmp, "r", "9.0", 1, 1)
+            objects = "mkdir -p build && i=0; while [ $i -lt 40 ]; do head -c 1048576 /dev/urandom > build/o$i.o; i=$((i+1)); done; sleep 30"
+            saved = os.environ.get(sandbox.DISK_LIMIT_ENV)
+            os.environ[sandbox.DISK_LIMIT_ENV] = "0.01"
+            try:
+                with open(tmp / "log.txt", "w") as log:
+                    r = cache.sandboxed("build 04_reduction", ["/bin/sh", "-c", f"cd {work} && {objects}"], 60, log, work)
+            finally:
+                os.environ.pop(sandbox.DISK_LIMIT_ENV)
+                if saved is not None:
+                    os.environ[sandbox.DISK_LIMIT_ENV] = saved
+            self.assertNotEqual(r.rc, 0)
+            self.assertLess(r.seconds, 25, r.output)
+            self.assertIn("over the limit of 10737418 bytes", r.output)
+            self.assertIn(f"raise it with {sandbox.DISK_LIMIT_ENV}=N", (tmp / "log.txt").read_text())
 
 
 class BuildOnly(unittest.TestCase):
