@@ -61,6 +61,7 @@ import statistics
 import subprocess
 import sys
 import time
+from array import array
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from itertools import combinations
@@ -586,10 +587,14 @@ def starter_texts(lab, cfg):
     return texts
 
 
+LISTED_SIMILARITY = 0.5  # pairs at least this similar are listed in similarity.csv, flagged or not
+
+
 def similarity(students, out, labs, config):
     """Per lab, the Jaccard index of every pair's token 8-grams, without the starter's
     8-grams; a pair is flagged when it is far above the class's own distribution
-    (robust z > 3.5, median and MAD of the lab's pairs) and at least 0.8."""
+    (robust z > 3.5, median and MAD of the lab's pairs) and at least 0.8. Returns the
+    flagged pairs and those at least LISTED_SIMILARITY (the others only count in the median)."""
     pairs = []
     for lab in labs:
         base = shingles(tokens("\n".join(starter_texts(lab, config[lab]))))
@@ -601,16 +606,20 @@ def similarity(students, out, labs, config):
                 mine = shingles(tokens("\n".join(f.read_text(errors="replace") for f in files))) - base
                 if mine:  # nothing beyond the starter: nothing to compare
                     own[s.id] = mine
-        lab_pairs = [(a, b, len(own[a] & own[b]) / len(own[a] | own[b])) for a, b in combinations(sorted(own), 2)]
-        if not lab_pairs:
+        ids = sorted(own)
+        # Every pair's index, 8 bytes each (a class of 3,000 has 4.5 million pairs a lab);
+        # only the pairs similarity.csv lists are kept as records.
+        values = array("d", (len(own[a] & own[b]) / len(own[a] | own[b]) for a, b in combinations(ids, 2)))
+        if not values:
             continue
-        values = [v for _, _, v in lab_pairs]
         median = statistics.median(values)
         mad = statistics.median(abs(v - median) for v in values) * 1.4826 or 0.01
-        for a, b, v in lab_pairs:
+        for (a, b), v in zip(combinations(ids, 2), values):
             z = (v - median) / mad
-            pairs.append({"lab": lab, "student_a": a, "student_b": b, "similarity": round(v, 3),
-                          "robust_z": round(z, 1), "flagged": v >= 0.8 and z > 3.5, "class_median": round(median, 3)})
+            flagged = v >= 0.8 and z > 3.5
+            if flagged or v >= LISTED_SIMILARITY:
+                pairs.append({"lab": lab, "student_a": a, "student_b": b, "similarity": round(v, 3),
+                              "robust_z": round(z, 1), "flagged": flagged, "class_median": round(median, 3)})
     return pairs
 
 
@@ -665,7 +674,7 @@ def write_csv(rows, labs, path):
 
 
 def write_similarity(pairs, path):
-    keep = sorted((p for p in pairs if p["flagged"] or p["similarity"] >= 0.5), key=lambda p: -p["similarity"])
+    keep = sorted((p for p in pairs if p["flagged"] or p["similarity"] >= LISTED_SIMILARITY), key=lambda p: -p["similarity"])
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, ["lab", "student_a", "student_b", "similarity", "robust_z", "class_median", "flagged"])
         w.writeheader()

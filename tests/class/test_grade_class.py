@@ -267,6 +267,8 @@ class Similarity(unittest.TestCase):
             pairs = grade_class.similarity(students, out, ["04_reduction"], CONFIG)
             flagged = {(p["student_a"], p["student_b"]) for p in pairs if p["flagged"]}
             self.assertEqual(flagged, {("copy_a", "copy_b")})
+            self.assertTrue(all(p["flagged"] or p["similarity"] >= grade_class.LISTED_SIMILARITY for p in pairs),
+                            "a class of thousands keeps only the pairs it lists")
             self.assertFalse([p for p in pairs if "course_" in p["student_a"] + p["student_b"]],
                              "a file equal to the starter has nothing of its own to compare")
 
