@@ -90,12 +90,12 @@ POLL_S = 0.1  # the watchdog's period: memory, processes, the wall clock
 # polls (a C fork loop makes ~2,000 a second here, so the watchdog kills it
 # near `processes`); far below pid_max (32,768 at the least, 4,194,304 with systemd).
 NPROC_BACKSTOP = 8192
-# Disk space a command may add to its writable folders (Limits.disk_bytes): a
-# build of the whole course writes about 150 MB, one lab's run a few MB.
+# Disk space a command may add to its writable folders (Limits.disk_bytes): far
+# more than a build of the whole course, or a lab's run, writes.
 # CUDALABS_DISK_LIMIT_GIB raises (or lowers) it for the whole grader.
 DISK_BYTES = 8 * (1 << 30)
 DISK_LIMIT_ENV = "CUDALABS_DISK_LIMIT_GIB"
-DISK_POLL_S = 1.0  # the writable folders are walked this often (a build's: some thousand files, ~50 ms)
+DISK_POLL_S = 1.0  # the writable folders are walked this often, in a thread of their own
 ENTRY_BYTES = 4096  # what each file or folder counts at the least: a million empty files fill a disk's inodes
 
 
