@@ -42,8 +42,8 @@ Three steps:
      on a roofline, points per lab), and OUT/students/ID/grade/ (the grader's own
      results.json, summary.txt, records, logs).
 
-Exit codes: 0 every submission graded (whatever its score), 1 one or more could
-not be graded (a timeout, a failed task), 2 bad usage.
+Exit codes: 0 every submission graded (whatever its score; an archive refused as
+a whole is graded zero, its row says why), 1 one or more could not be graded (a timeout, a failed task), 2 bad usage.
 """
 import argparse
 import csv
@@ -61,13 +61,13 @@ import statistics
 import subprocess
 import sys
 import time
-import zipfile
+from array import array
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from itertools import combinations
 from pathlib import Path
 
-from grader import benchlock, sandbox, sources
+from grader import archive, benchlock, sandbox, sources
 from grader.config import NOT_RUN, ROOT, GradeError, lab_names, load_config, select
 from grader.process import Run, Untrusted, run, run_untrusted, tail, why_no_gpu
 from grader.records import read_records
@@ -82,6 +82,7 @@ GRADE = ROOT / "tools" / "grade.py"
 HIDDEN = ("__MACOSX", ".DS_Store", "__pycache__")
 # Flags of the class table, in the order the report shows them; "timeout" is also a
 # submission that did not finish within --timeout as a whole.
+MAX_ID_CHARS = 64  # a student's folder name under OUT/students/
 FLAGS = ("compile error", "rejected", "timeout", "sanitizer", "implausible", "throttled", NOT_RUN)
 
 
@@ -98,6 +99,7 @@ class Student:
     source: str             # the entry in SUBMISSIONS
     labs: list = field(default_factory=list)
     extras: list = field(default_factory=list)  # files that belong to no lab: named, never graded
+    rejected: str = ""      # "rejected: why. Fix: ..." for an archive refused as a whole: no lab graded
 
 
 def gradescope_names(folder):
@@ -130,7 +132,8 @@ CANVAS_FILE = re.compile(r"^([a-z]+)(?:_late)?_\d+_\d+_(.+?)(?:-\d+)?(\.[^.]+)$"
 
 
 def safe_id(name, taken):
-    base = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "student"
+    # A folder name (students/ID/): bounded, whatever the export calls the student.
+    base = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._")[:MAX_ID_CHARS] or "student"
     sid, n = base, 1
     while sid in taken:
         n += 1
@@ -139,40 +142,49 @@ def safe_id(name, taken):
     return sid
 
 
-def unzip(path, dest):
-    """A student's zip into dest; members outside dest (absolute, ..) are refused."""
-    with zipfile.ZipFile(path) as z:
-        for member in z.infolist():
-            target = (dest / member.filename).resolve()
-            if not str(target).startswith(str(dest.resolve()) + os.sep) and target != dest.resolve():
-                raise ClassError(f"{path}: member {member.filename} points outside the archive's folder")
-        z.extractall(dest)
+def unpacked(entry, dest):
+    """A student's .zip unpacked into dest (tools/grader/archive.py: the limits, links
+    never made): (members left out, "" or why the archive is refused and its fix).
+    One student's archive never stops the class: a refused one is that student's row."""
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    try:
+        return archive.extract_zip(entry, dest), ""
+    except archive.Rejected as e:
+        shutil.rmtree(dest, ignore_errors=True)
+        return [], f"rejected: {shown(entry.name)}: {e}"
+    except OSError as e:  # the instructor's disk (full, unreadable export): not the student's doing
+        raise ClassError(f"{entry}: cannot unpack it into {dest}: {e}") from None
 
 
 def student_entries(submissions, unpack):
-    """(name, source, folder) per student: the export's layout undone."""
+    """(name, source, folder, left out, rejected) per student: the export's layout undone.
+    Zips unpack under UNPACK/zip/, Canvas's files are gathered under UNPACK/canvas/
+    (apart: no zip's name can land on a Canvas student's folder)."""
     names = gradescope_names(submissions)
     entries, canvas = [], {}
     for entry in sorted(submissions.iterdir()):
         if entry.name.startswith(".") or entry.name in HIDDEN or entry.name == "submission_metadata.yml":
             continue
         if entry.is_dir():
-            entries.append((names.get(entry.name) or lms_name(entry.name), entry.name, entry))
+            entries.append((names.get(entry.name) or lms_name(entry.name), entry.name, entry, [], ""))
         elif entry.suffix == ".zip":
-            dest = unpack / entry.stem
-            shutil.rmtree(dest, ignore_errors=True)
-            dest.mkdir(parents=True)
-            unzip(entry, dest)
-            entries.append((names.get(entry.stem) or lms_name(entry.stem), entry.name, dest))
+            dest = unpack / "zip" / entry.stem
+            left_out, rejected = unpacked(entry, dest)
+            entries.append((names.get(entry.stem) or lms_name(entry.stem), entry.name, dest, left_out, rejected))
         elif m := CANVAS_FILE.match(entry.name):
             canvas.setdefault(m.group(1), []).append((entry, m.group(2) + m.group(3)))
     for who, files in sorted(canvas.items()):  # Canvas: flat files, the student's name first
-        dest = unpack / f"canvas_{who}"
+        dest = unpack / "canvas" / who
         shutil.rmtree(dest, ignore_errors=True)
         dest.mkdir(parents=True)
+        left_out = []
         for path, original in files:
-            shutil.copyfile(path, dest / original)
-        entries.append((who, f"{who}_*", dest))
+            try:  # read as any submitted file: no link followed, a kernel file's size at most
+                (dest / original).write_bytes(read_plain(submissions, path.name))
+            except (NotPlain, OSError) as e:
+                left_out.append(f"{shown(path.name)} ({e}: not taken)")
+        entries.append((who, f"{who}_*", dest, left_out, ""))
     return entries
 
 
@@ -211,7 +223,7 @@ def normalise(folder, dest, labs, config):
         else:
             try:
                 target.write_bytes(read_plain(folder, name))
-            except NotPlain as e:
+            except (NotPlain, OSError) as e:  # OSError: unreadable, or gone since it was listed
                 extras.append(f"{shown(name)} ({e}: not taken)")
                 continue
         found.add(lab)
@@ -226,12 +238,14 @@ def discover(submissions, out, labs, config):
     if len(inner) == 1 and (inner[0] / "submission_metadata.yml").is_file():
         submissions = inner[0]
     students, taken = [], set()
-    for name, source, folder in student_entries(submissions, out / "unpacked"):
-        s = Student(safe_id(name, taken), name, source)
+    for name, source, folder, left_out, rejected in student_entries(submissions, out / "unpacked"):
+        s = Student(safe_id(name, taken), name, source, rejected=rejected)
         dest = out / "students" / s.id / "submission"
         shutil.rmtree(dest, ignore_errors=True)
         dest.mkdir(parents=True)
-        s.labs, s.extras = normalise(folder, dest, labs, config)
+        if not rejected:
+            s.labs, s.extras = normalise(folder, dest, labs, config)
+            s.extras += left_out
         students.append(s)
     if not students:
         raise ClassError(f"SUBMISSIONS={submissions} holds no student's folder or zip")
@@ -376,7 +390,9 @@ def grade_student(plan, index, gpu=None):
     status = {"student": s.id, "host": os.uname().nodename, "gpu": gpu if gpu is not None else
               os.environ.get("CUDA_VISIBLE_DEVICES", ""), "rc": None, "timed_out": False, "error": ""}
     start, started = time.monotonic(), time.time()
-    if not chosen:
+    if s.rejected:  # the archive was refused as a whole: nothing to build or grade
+        status["error"] = s.rejected
+    elif not chosen:
         status["error"] = "no lab of the course in the submission" + (f" (found: {', '.join(s.extras[:5])})"
                                                                       if s.extras else "")
     else:
@@ -571,10 +587,14 @@ def starter_texts(lab, cfg):
     return texts
 
 
+LISTED_SIMILARITY = 0.5  # pairs at least this similar are listed in similarity.csv, flagged or not
+
+
 def similarity(students, out, labs, config):
     """Per lab, the Jaccard index of every pair's token 8-grams, without the starter's
     8-grams; a pair is flagged when it is far above the class's own distribution
-    (robust z > 3.5, median and MAD of the lab's pairs) and at least 0.8."""
+    (robust z > 3.5, median and MAD of the lab's pairs) and at least 0.8. Returns the
+    flagged pairs and those at least LISTED_SIMILARITY (the others only count in the median)."""
     pairs = []
     for lab in labs:
         base = shingles(tokens("\n".join(starter_texts(lab, config[lab]))))
@@ -586,16 +606,20 @@ def similarity(students, out, labs, config):
                 mine = shingles(tokens("\n".join(f.read_text(errors="replace") for f in files))) - base
                 if mine:  # nothing beyond the starter: nothing to compare
                     own[s.id] = mine
-        lab_pairs = [(a, b, len(own[a] & own[b]) / len(own[a] | own[b])) for a, b in combinations(sorted(own), 2)]
-        if not lab_pairs:
+        ids = sorted(own)
+        # Every pair's index, 8 bytes each (a class of 3,000 has 4.5 million pairs a lab);
+        # only the pairs similarity.csv lists are kept as records.
+        values = array("d", (len(own[a] & own[b]) / len(own[a] | own[b]) for a, b in combinations(ids, 2)))
+        if not values:
             continue
-        values = [v for _, _, v in lab_pairs]
         median = statistics.median(values)
         mad = statistics.median(abs(v - median) for v in values) * 1.4826 or 0.01
-        for a, b, v in lab_pairs:
+        for (a, b), v in zip(combinations(ids, 2), values):
             z = (v - median) / mad
-            pairs.append({"lab": lab, "student_a": a, "student_b": b, "similarity": round(v, 3),
-                          "robust_z": round(z, 1), "flagged": v >= 0.8 and z > 3.5, "class_median": round(median, 3)})
+            flagged = v >= 0.8 and z > 3.5
+            if flagged or v >= LISTED_SIMILARITY:
+                pairs.append({"lab": lab, "student_a": a, "student_b": b, "similarity": round(v, 3),
+                              "robust_z": round(z, 1), "flagged": flagged, "class_median": round(median, 3)})
     return pairs
 
 
@@ -619,8 +643,8 @@ def gather(plan, students):
         res = read_json(home / "grade" / "results.json")
         row = {"student": s.name, "id": s.id, "source": s.source, "extras": s.extras, "labs": {}, "records": [],
                "submitted": [lab for lab in s.labs if lab in plan["labs"]],
-               "status": "graded" if res and not st.get("error") else st.get("error") or "no results.json",
-               "timed_out": bool(st.get("timed_out")), "seconds": st.get("seconds")}
+               "status": s.rejected or ("graded" if res and not st.get("error") else st.get("error") or "no results.json"),
+               "timed_out": bool(st.get("timed_out")), "seconds": st.get("seconds"), "rejected": bool(s.rejected)}
         if res:
             row["labs"] = res.get("extra_data", {}).get("labs", {})
             records = home / "grade" / "records.jsonl"
@@ -643,13 +667,14 @@ def write_csv(rows, labs, path):
                 x = r["labs"].get(lab)
                 cells += [f"{x['correctness'] + x['performance']:g}" if x else "",
                           ";".join(x["flags"]) if x else ("timeout" if r["timed_out"] and lab in r.get("submitted", []) else "")]
-            flags = sorted({fl for x in r["labs"].values() for fl in x["flags"]} | ({"timeout"} if r["timed_out"] else set()))
+            flags = sorted({fl for x in r["labs"].values() for fl in x["flags"]} | ({"timeout"} if r["timed_out"] else set())
+                           | ({"rejected"} if r.get("rejected") else set()))
             w.writerow([r["student"], r["id"], r["source"], r["status"], f"{total:g}", f"{maximum:g}"] + cells +
                        [";".join(flags), ";".join(r["extras"])])
 
 
 def write_similarity(pairs, path):
-    keep = sorted((p for p in pairs if p["flagged"] or p["similarity"] >= 0.5), key=lambda p: -p["similarity"])
+    keep = sorted((p for p in pairs if p["flagged"] or p["similarity"] >= LISTED_SIMILARITY), key=lambda p: -p["similarity"])
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, ["lab", "student_a", "student_b", "similarity", "robust_z", "class_median", "flagged"])
         w.writeheader()
@@ -690,7 +715,9 @@ def class_table(rows, labs):
         graded = [x for x in r["labs"].values() if NOT_RUN not in x["flags"]]
         total = sum(x["correctness"] + x["performance"] for x in graded)
         maximum = sum(x["max_score"] for x in graded)
-        status = "" if r["status"] == "graded" else f'<span class="flag">{esc(r["status"][:80])}</span>'
+        # A refused archive's whole message (why and the fix: what the student is told).
+        status = "" if r["status"] == "graded" else \
+            f'<span class="flag">{esc(r["status"] if r.get("rejected") else r["status"][:80])}</span>'
         extras = f'<br><span class="note">not graded: {esc(", ".join(r["extras"][:4]))}</span>' if r["extras"] else ""
         body.append(f"<tr><td>{esc(r['student'])}{status}{extras}</td><td>{f'{total:g}/{maximum:g}' if graded else '-'}</td>"
                     f"{''.join(cells)}</tr>")
@@ -899,13 +926,17 @@ def main(argv=None):
         return finish(plan, [Student(**s) for s in plan["students"]], load_course()[1], time.monotonic())
     try:
         labs, config = load_course()
+        try:
+            sandbox.Limits()  # reads CUDALABS_DISK_LIMIT_GIB: a bad value is said before anything runs
+        except ValueError as e:
+            raise ClassError(str(e)) from None
         host_links = benchlock.host_link_labs(config)
         chosen = select(labs, args.labs)
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         out = (args.out or Path(args.build) / "grade-class" / stamp).resolve()
         out.mkdir(parents=True, exist_ok=True)
         students = discover(args.submissions.resolve(), out, labs, config)
-    except (ClassError, GradeError, zipfile.BadZipFile) as e:
+    except (ClassError, GradeError) as e:
         print(f"grade-class: error: {e}", file=sys.stderr)
         return 2
     cpus = args.jobs or os.cpu_count() or 1
@@ -949,9 +980,12 @@ def finish(plan, students, config, start):
     write_csv(rows, shown, out / "class.csv")
     write_similarity(pairs, out / "similarity.csv")
     write_report(plan, rows, pairs, chosen, out / "report.html")
-    failed = [r for r in rows if r["status"] != "graded"]
+    # A refused archive is graded: zero points, and the student is told why (its row).
+    rejected = [r for r in rows if r.get("rejected")]
+    failed = [r for r in rows if r["status"] != "graded" and not r.get("rejected")]
     print(f"grade-class: {len(rows) - len(failed)}/{len(rows)} submissions graded in {time.monotonic() - start:.0f} s; "
-          f"{sum(p['flagged'] for p in pairs)} similar pair(s) flagged")
+          f"{sum(p['flagged'] for p in pairs)} similar pair(s) flagged"
+          + (f"; {len(rejected)} archive(s) rejected (zero points, the reason in their row)" if rejected else ""))
     for r in failed[:20]:
         print(f"  not graded: {r['id']}: {r['status']}")
     print(f"class.csv, similarity.csv, report.html and students/ in {out}/")

@@ -225,6 +225,45 @@ class Sandbox(unittest.TestCase):
         self.assertIn("file larger than 1048576 bytes", r.killed_why)
         big.unlink()
 
+    def test_disk_space_past_the_limit_is_killed(self):
+        """Many files, each far under the per-file limit, one of them in a folder it
+        then makes unreadable: killed once they add up past Limits.disk_bytes, with
+        the limit and how to raise it said; what was there before is not counted."""
+        (self.scratch / "before").write_bytes(bytes(16 * MiB))  # already there: not the command's
+        script = ("mkdir hidden && head -c 1048576 /dev/urandom > hidden/f && chmod 000 hidden && "
+                  "i=0; while [ $i -lt 64 ]; do head -c 1048576 /dev/urandom > f$i; i=$((i+1)); done; sleep 30")
+        for enabled in (True, False):
+            with self.subTest(sandboxed=enabled):
+                r = self.sh(f"cd {self.scratch} && {script}", limits=sandbox.Limits(disk_bytes=16 * MiB, wall_s=60),
+                            enabled=enabled)
+                self.assertIn(f"over the limit of {16 * MiB} bytes", r.killed_why, r.output)
+                self.assertIn(f"{sandbox.DISK_LIMIT_ENV}=N", r.killed_why)
+                self.assertEqual(r.rc, -9)
+                self.assertLess(r.seconds, 20)
+                os.chmod(self.scratch / "hidden", 0o755)
+                shutil.rmtree(self.scratch / "hidden")
+                for f in self.scratch.glob("f*"):
+                    f.unlink()
+        r = self.sh(f"cd {self.scratch} && head -c 1048576 /dev/urandom > small && sleep 2",
+                    limits=sandbox.Limits(disk_bytes=16 * MiB, wall_s=60))
+        self.assertEqual((r.rc, r.killed_why), (0, ""), r.output)
+        (self.scratch / "small").unlink()
+        (self.scratch / "before").unlink()
+
+    def test_the_disk_limit_is_raised_by_its_variable(self):
+        saved = os.environ.get(sandbox.DISK_LIMIT_ENV)
+        try:
+            os.environ[sandbox.DISK_LIMIT_ENV] = "32"
+            self.assertEqual(sandbox.Limits.for_build().disk_bytes, 32 << 30)
+            os.environ[sandbox.DISK_LIMIT_ENV] = "lots"
+            with self.assertRaisesRegex(ValueError, sandbox.DISK_LIMIT_ENV):
+                sandbox.Limits()
+        finally:
+            os.environ.pop(sandbox.DISK_LIMIT_ENV, None)
+            if saved is not None:
+                os.environ[sandbox.DISK_LIMIT_ENV] = saved
+        self.assertEqual(sandbox.Limits().disk_bytes, sandbox.DISK_BYTES)
+
     def test_memory_past_the_limit_is_killed(self):
         for enabled in (True, False):
             with self.subTest(sandboxed=enabled):

@@ -25,8 +25,11 @@ bubblewrap (bwrap) it:
   - is limited: wall-clock time, memory (a watchdog sums the resident memory
     of all its processes every 0.1 s and kills all of them past the limit),
     number of processes and threads (a fork bomb), the largest file it may
-    write, CPU seconds, no core files; when it ends or is killed, every
-    process it started ends with it (the PID namespace dies with its init).
+    write, the disk space it may add to its writable folders (a second
+    watchdog sums them every DISK_POLL_S and kills it past the limit: many
+    files each under the per-file limit), CPU seconds, no core files; when
+    it ends or is killed, every process it started ends with it (the PID
+    namespace dies with its init).
 It does NOT protect against: the GPU itself being shared (a kernel runs on
 the same device as other users' work; the driver isolates device memory
 between contexts, so it cannot read another process's allocations, but it
@@ -57,7 +60,7 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = ["SandboxUnavailable", "Limits", "BUILD_LIMITS", "Result", "check_available", "wrap", "run",
+__all__ = ["SandboxUnavailable", "Limits", "Result", "check_available", "wrap", "run",
            "prepare_writable", "python_paths", "sandbox_env"]
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
@@ -88,6 +91,13 @@ POLL_S = 0.1  # the watchdog's period: memory, processes, the wall clock
 # polls (a C fork loop makes ~2,000 a second here, so the watchdog kills it
 # near `processes`); far below pid_max (32,768 at the least, 4,194,304 with systemd).
 NPROC_BACKSTOP = 8192
+# Disk space a command may add to its writable folders (Limits.disk_bytes): far
+# more than a build of the whole course, or a lab's run, writes.
+# CUDALABS_DISK_LIMIT_GIB raises (or lowers) it for the whole grader.
+DISK_BYTES = 8 * (1 << 30)
+DISK_LIMIT_ENV = "CUDALABS_DISK_LIMIT_GIB"
+DISK_POLL_S = 1.0  # the writable folders are walked this often, in a thread of their own
+ENTRY_BYTES = 4096  # what each file or folder counts at the least: a million empty files fill a disk's inodes
 
 
 class SandboxUnavailable(Exception):
@@ -109,13 +119,28 @@ def _cpus():
     return os.cpu_count() or 1
 
 
+def _disk_limit():
+    """DISK_BYTES, or CUDALABS_DISK_LIMIT_GIB's GiB when it is set."""
+    said = os.environ.get(DISK_LIMIT_ENV)
+    if not said:
+        return DISK_BYTES
+    try:
+        gib = float(said)
+        if gib <= 0:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"{DISK_LIMIT_ENV}={said}: not a number of GiB above 0 (e.g. {DISK_BYTES >> 30}); "
+                         "unset it for the default") from None
+    return int(gib * (1 << 30))
+
+
 @dataclasses.dataclass
 class Limits:
     """What one sandboxed command may use. None: no limit of that kind.
 
     The defaults suit one run of a lab program: the largest sizes allocate a
     few GB on the host; the CPU reference may start one thread per core.
-    Limits.for_build() (BUILD_LIMITS) suits meson/ninja/nvcc: many
+    Limits.for_build() suits meson/ninja/nvcc: many
     processes, cicc needing 1-3 GB per translation unit."""
     wall_s: float | None = 600.0
     # Resident memory (anonymous + shared, summed over its processes). Not
@@ -133,14 +158,15 @@ class Limits:
     address_space_bytes: int | None = None
     tmp_bytes: int = 2 * GiB  # the size of its private /tmp and of its /dev/shm (tmpfs: memory)
     output_bytes: int = 64 * MiB  # output kept; the rest is counted and dropped
+    # Disk space it may add to its writable folders, summed over all of them
+    # (files' allocated blocks, at least ENTRY_BYTES each; what was there before
+    # it started is not counted). DISK_BYTES, or CUDALABS_DISK_LIMIT_GIB.
+    disk_bytes: int | None = dataclasses.field(default_factory=_disk_limit)
 
     @classmethod
     def for_build(cls) -> "Limits":
         return cls(wall_s=1800.0, memory_bytes=min(32 * GiB, _memory_total() * 3 // 4),
                    processes=max(4096, 32 * _cpus()), file_bytes=4 * GiB, cpu_s=3600, tmp_bytes=4 * GiB)
-
-
-BUILD_LIMITS = Limits.for_build()
 
 
 @dataclasses.dataclass
@@ -766,6 +792,69 @@ class _Watch:
             time.sleep(0.01)
 
 
+def _disk_usage(folders, stop_above=None) -> int:
+    """Bytes the folders take on disk: each file's and folder's allocated blocks, at
+    least ENTRY_BYTES each, a hard-linked file once; links never followed. Stops
+    counting past stop_above. A folder the command made unreadable (mode 000, as the
+    grader's own user) is opened again after chmod u+rwx: the grader owns it."""
+    total, seen, todo = 0, set(), [os.fspath(f) for f in folders]
+    while todo:
+        path = todo.pop()
+        try:
+            entries = list(os.scandir(path))
+        except PermissionError:
+            try:
+                os.chmod(path, os.lstat(path).st_mode & 0o7777 | 0o700)
+                entries = list(os.scandir(path))
+            except OSError:
+                continue
+        except OSError:  # removed while it was walked
+            continue
+        for e in entries:
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) in seen:
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            total += max(st.st_blocks * 512, ENTRY_BYTES)
+            if e.is_dir(follow_symlinks=False):
+                todo.append(e.path)
+        if stop_above is not None and total > stop_above:
+            break
+    return total
+
+
+class _DiskWatch:
+    """The disk space a command adds to its writable folders, measured in a thread
+    every DISK_POLL_S (a walk of many files must not hold up the memory watchdog)."""
+
+    def __init__(self, folders, limit):
+        self.folders, self.limit = folders, limit
+        self.base = _disk_usage(folders)
+        self.added = 0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+        self.thread.start()
+
+    def _watch(self):
+        while not self.done.wait(DISK_POLL_S):
+            self.added = _disk_usage(self.folders, self.base + self.limit) - self.base
+
+    def over(self) -> bool:
+        return self.added > self.limit
+
+    def stop(self):
+        self.done.set()
+
+    def why(self) -> str:
+        shown = ", ".join(map(os.fspath, self.folders))
+        return (f"killed: it added {self.added} bytes ({self.added / GiB:.2f} GiB) to its writable folders "
+                f"({shown}), over the limit of {self.limit} bytes ({self.limit / GiB:.2f} GiB; "
+                f"tools/grader/sandbox.py, Limits.disk_bytes: raise it with {DISK_LIMIT_ENV}=N, in GiB)")
+
+
 # ---- running --------------------------------------------------------------------------
 
 class _Output:
@@ -847,7 +936,7 @@ def run(cmd, *, writable, readable=(), gpu: bool = True, env: dict | None = None
         limits: Limits | None = None, stdin=None, enabled: bool = True) -> Result:
     """Runs cmd in the sandbox (enabled=False: directly, the --no-sandbox
     path), stdout and stderr together, under `limits` (default Limits(): a
-    lab program's run; BUILD_LIMITS for builds). Returns when every process it
+    lab program's run; Limits.for_build() for builds). Returns when every process it
     started has ended. stdin: None (/dev/null), bytes or str (fed to it), or
     a file. Raises SandboxUnavailable when the sandbox cannot work here, and
     FileNotFoundError, ValueError or PermissionError (as root: a readable
@@ -883,6 +972,7 @@ def run(cmd, *, writable, readable=(), gpu: bool = True, env: dict | None = None
     else:
         stdin_arg = stdin
 
+    disk = _DiskWatch(writable, limits.disk_bytes) if limits.disk_bytes is not None and writable else None
     start = time.monotonic()
     try:
         p = subprocess.Popen(full, stdin=stdin_arg, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -892,6 +982,8 @@ def run(cmd, *, writable, readable=(), gpu: bool = True, env: dict | None = None
         for fd in (status_r, status_w):
             if fd is not None:
                 os.close(fd)
+        if disk is not None:
+            disk.stop()
         return Result(127 if isinstance(e, FileNotFoundError) else 126, f"cannot run {full[0]}: {e}\n",
                       time.monotonic() - start, cmd=full)
     if status_w is not None:
@@ -911,7 +1003,7 @@ def run(cmd, *, writable, readable=(), gpu: bool = True, env: dict | None = None
                     pass
         threading.Thread(target=write_stdin, daemon=True).start()
 
-    # The watchdog: every POLL_S, the wall clock, then memory and processes.
+    # The watchdog: every POLL_S, the wall clock, then memory, processes and disk.
     watch = _Watch(p, sandboxed=enabled)
     deadline = start + limits.wall_s if limits.wall_s is not None else None
     timed_out, killed_why = False, ""
@@ -938,11 +1030,16 @@ def run(cmd, *, writable, readable=(), gpu: bool = True, env: dict | None = None
             killed_why = (f"killed: it reached {watch.tasks} processes and threads, the limit is "
                           f"{limits.processes} (a fork bomb?)")
             break
+        if disk is not None and disk.over():
+            killed_why = disk.why()
+            break
     # Ended or stopped: nothing it started outlives run().
     for line in status.read():
         watch.add_init(line)
     watch.kill_all()
     p.wait()
+    if disk is not None:
+        disk.stop()
     text = output.text(wait_s=2.0)
     statuses = status.read()
     status.close()
