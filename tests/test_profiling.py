@@ -227,6 +227,11 @@ def hot_kernel(counts, loads=None):
                          binary.Mix("whole", 100, {}))
 
 
+def h200_record(**fields):
+    """A lab's record as the H200 wrote it (sm_90, 132 SMs timed at 1980 MHz) with FIELDS."""
+    return {"cc": "9.0", "sms": 132, "clocks": {"before": {"sm_mhz": 1980}}, **fields}
+
+
 class Diagnosis(unittest.TestCase):
     """The counter-free diagnosis on timings recorded on the H100."""
 
@@ -448,10 +453,9 @@ class Diagnosis(unittest.TestCase):
     def test_issue_before_the_shared_count_ratio(self):
         # A work-efficient scan's tile (lab 25's blelloch as recorded on the H200): 86 shared accesses per 5
         # global ones at 24% of the copy bandwidth, and 504 instructions a pass that fill about 72% of the issue.
-        r = {"median_ms": 2.17184, "bytes": 2147483648, "flops": 268435456, "gbps": 988.785, "gflops": 123.598,
-             "peak": "fp32", "peak_gflops": 66908.2, "ceiling": "d2d_copy_gbps", "ceiling_value": 4053.94,
-             "cc": "9.0", "sms": 132, "clocks": {"before": {"sm_mhz": 1980}},
-             "resources": {"block_threads": 512, "blocks_per_sm": 4, "occupancy": 1.0}}
+        r = h200_record(median_ms=2.17184, bytes=2147483648, flops=268435456, gbps=988.785, gflops=123.598,
+                        peak="fp32", peak_gflops=66908.2, ceiling="d2d_copy_gbps", ceiling_value=4053.94,
+                        resources={"block_threads": 512, "blocks_per_sm": 4, "occupancy": 1.0})
         counts = {"LDS": 50, "STS": 36, "LDG": 4, "STG": 1, "BAR": 20, "FADD": 22, "IMAD": 150, "IADD3": 121,
                   "ISETP": 60, "BRA": 40}
         scan = hot_kernel(counts, {4: 4})
@@ -480,10 +484,9 @@ class Diagnosis(unittest.TestCase):
         # An mma.sync GEMM at 33% of the FP16 tensor peak (lab 30's mma_ldmatrix as recorded on the H200): 44
         # ldmatrix.x4 (512 bytes each, 176 cycles of the shared pipe) for 128 HMMA.16816 (4096 FLOPs each, one
         # cycle each at the H200's 4096 FLOPs per SM and clock).
-        r = {"median_ms": 0.38, "bytes": 100663296, "flops": 137438953472, "gbps": 264.9, "gflops": 353282.0,
-             "peak": "fp16_tensor", "peak_gflops": 1070530.0, "ceiling": "d2d_copy_gbps", "ceiling_value": 4053.94,
-             "cc": "9.0", "sms": 132, "clocks": {"before": {"sm_mhz": 1980}},
-             "resources": {"block_threads": 128, "blocks_per_sm": 4, "occupancy": 0.25}}
+        r = h200_record(median_ms=0.38912, bytes=134217728, flops=137438953472, gbps=344.926, gflops=353205.0,
+                        peak="fp16_tensor", peak_gflops=1070530.0, ceiling="cublas", ceiling_value=728825.0,
+                        resources={"block_threads": 256, "blocks_per_sm": 1, "occupancy": 0.125})
         gemm = hot_kernel({"LDSM": 44, "HMMA": 128, "LDGSTS": 16, "BAR": 2, "IMAD": 40})
         gemm.hot.shared_bytes = {16: 44}
         pipe, mma = nc.shared_vs_tensor(r, gemm.hot)
