@@ -227,6 +227,11 @@ def hot_kernel(counts, loads=None):
                          binary.Mix("whole", 100, {}))
 
 
+def h200_record(**fields):
+    """A lab's record as the H200 wrote it (sm_90, 132 SMs timed at 1980 MHz) with FIELDS."""
+    return {"cc": "9.0", "sms": 132, "clocks": {"before": {"sm_mhz": 1980}}, **fields}
+
+
 class Diagnosis(unittest.TestCase):
     """The counter-free diagnosis on timings recorded on the H100."""
 
@@ -419,16 +424,89 @@ class Diagnosis(unittest.TestCase):
         horner = largest("28_tuning", "horner_grid_stride")
         busy = dict(horner, gflops=0.62 * horner["peak_gflops"])
         counts = {"LDS": 37, "FFMA": 512, "BAR": 1, "IMAD": 98}
-        # 32 of them LDS.128: 32 x 4 + 5 cycles of shared bandwidth against 128 of FP32 issue.
-        wide = hot_kernel(counts)
-        wide.hot.shared_bytes = {16: 32, 4: 5}
+        # All of them LDS.128: 37 x 4 = 148 cycles of shared bandwidth at full width against 128 of FP32 issue,
+        # 1.16 times as many: within what reads of one address by several threads of a warp take off the full
+        # width (lab 18's conflict_free and double_buffered, 136 against 128, which Nsight Compute calls
+        # compute-bound): the FMA units.
+        within = hot_kernel(counts)
+        within.hot.shared_bytes = {16: 37}
+        self.assertEqual(nc.diagnose(busy, self.bw(busy), kernel=within).limiter, "compute-bound")
+        # Twice the loads per FMA (74 LDS.128, 296 cycles, 2.31 times the FP32 side; lab 11's register_4x4 has
+        # 136 against 64): the shared pipe, however many reads share an address.
+        wide = hot_kernel(dict(counts, LDS=74))
+        wide.hot.shared_bytes = {16: 74}
         d = nc.diagnose(busy, self.bw(busy), kernel=wide)
         self.assertEqual((d.limiter, d.confidence), ("shared-memory-bound", "likely"))
-        self.assertIn("133 cycles", d.findings[0].text)
+        self.assertIn("296 cycles", d.findings[0].text)
+        self.assertIn("2.31 times as many", d.findings[0].text)
+        # At the margin exactly: 160 cycles (40 LDS.128) against 128 is shared-memory-bound, 159 is not.
+        at = hot_kernel(dict(counts, LDS=40))
+        at.hot.shared_bytes = {16: 40}
+        self.assertEqual(nc.diagnose(busy, self.bw(busy), kernel=at).limiter, "shared-memory-bound")
+        at.hot.shared_bytes = {16: 39, 4: 3}
+        self.assertEqual(nc.diagnose(busy, self.bw(busy), kernel=at).limiter, "compute-bound")
         # The same count of 4-byte loads: 37 cycles, the FMA units are busier.
         narrow = hot_kernel(counts)
         narrow.hot.shared_bytes = {4: 37}
         self.assertEqual(nc.diagnose(busy, self.bw(busy), kernel=narrow).limiter, "compute-bound")
+
+    def test_issue_before_the_shared_count_ratio(self):
+        # A work-efficient scan's tile (lab 25's blelloch as recorded on the H200): 86 shared accesses per 5
+        # global ones at 24% of the copy bandwidth, and 504 instructions a pass that fill about 72% of the issue.
+        r = h200_record(median_ms=2.17184, bytes=2147483648, flops=268435456, gbps=988.785, gflops=123.598,
+                        peak="fp32", peak_gflops=66908.2, ceiling="d2d_copy_gbps", ceiling_value=4053.94,
+                        resources={"block_threads": 512, "blocks_per_sm": 4, "occupancy": 1.0})
+        counts = {"LDS": 50, "STS": 36, "LDG": 4, "STG": 1, "BAR": 20, "FADD": 22, "IMAD": 150, "IADD3": 121,
+                  "ISETP": 60, "BRA": 40}
+        scan = hot_kernel(counts, {4: 4})
+        scan.hot.global_store_bytes = {4: 1}
+        scan.hot.shared_bytes = {4: 86}
+        self.assertGreaterEqual(nc.issue_share(r, scan.hot)[0], nc.BUSY)
+        d = nc.diagnose(r, self.bw(r), kernel=scan)
+        self.assertEqual((d.limiter, d.confidence), ("compute-bound", "likely"))
+        self.assertIn("issue", d.kinds())
+        # Its shared accesses 128 bytes each (LDS.128 x 86: 344 cycles of the shared pipe against 126 of
+        # issue): the shared pipe is the busier, the count ratio stands.
+        scan.hot.shared_bytes = {16: 86}
+        self.assertEqual(nc.diagnose(r, self.bw(r), kernel=scan).limiter, "shared-memory-bound")
+        # Old evidence without the widths: each shared access one cycle, 86 against 126, the issue.
+        scan.hot.shared_bytes = {}
+        self.assertEqual(nc.diagnose(r, self.bw(r), kernel=scan).limiter, "compute-bound")
+        # Half the instructions (issue about 36%): below the line, the count ratio decides as before.
+        few = hot_kernel({"LDS": 50, "STS": 36, "LDG": 4, "STG": 1, "BAR": 20, "FADD": 22, "IMAD": 30, "BRA": 20},
+                         {4: 4})
+        few.hot.global_store_bytes = {4: 1}
+        few.hot.shared_bytes = {4: 86}
+        self.assertLess(nc.issue_share(r, few.hot)[0], nc.BUSY)
+        self.assertEqual(nc.diagnose(r, self.bw(r), kernel=few).limiter, "shared-memory-bound")
+
+    def test_shared_pipe_against_the_tensor_cores(self):
+        # An mma.sync GEMM at 33% of the FP16 tensor peak (lab 30's mma_ldmatrix as recorded on the H200): 44
+        # ldmatrix.x4 (512 bytes each, 176 cycles of the shared pipe) for 128 HMMA.16816 (4096 FLOPs each, one
+        # cycle each at the H200's 4096 FLOPs per SM and clock).
+        r = h200_record(median_ms=0.38912, bytes=134217728, flops=137438953472, gbps=344.926, gflops=353205.0,
+                        peak="fp16_tensor", peak_gflops=1070530.0, ceiling="cublas", ceiling_value=728825.0,
+                        resources={"block_threads": 256, "blocks_per_sm": 1, "occupancy": 0.125})
+        gemm = hot_kernel({"LDSM": 44, "HMMA": 128, "LDGSTS": 16, "BAR": 2, "IMAD": 40})
+        gemm.hot.shared_bytes = {16: 44}
+        pipe, mma = nc.shared_vs_tensor(r, gemm.hot)
+        self.assertEqual(pipe, 176.0)
+        self.assertAlmostEqual(mma, 128.0, places=3)
+        d = nc.diagnose(r, self.bw(r), kernel=gemm)
+        self.assertEqual((d.limiter, d.confidence), ("shared-memory-bound", "likely"))
+        self.assertIn("176 cycles", d.findings[0].text)
+        # Half the ldmatrix per MMA (88 cycles against 128): the tensor cores are the busier, idle at 33%.
+        gemm.hot.shared_bytes = {16: 22}
+        d = nc.diagnose(r, self.bw(r), kernel=gemm)
+        self.assertEqual(d.limiter, "latency-bound")
+        self.assertIn("idle-tensor", d.kinds())
+        # Not a 16-bit tensor peak (the HMMA shape is then another), or no SM count: no estimate.
+        gemm.hot.shared_bytes = {16: 44}
+        self.assertIsNone(nc.shared_vs_tensor(dict(r, peak="tf32_tensor"), gemm.hot))
+        self.assertIsNone(nc.shared_vs_tensor({k: v for k, v in r.items() if k != "sms"}, gemm.hot))
+        # At half the tensor peak the compute-bound rule comes first, whatever the shared side.
+        busy = dict(r, gflops=0.55 * r["peak_gflops"])
+        self.assertEqual(nc.diagnose(busy, self.bw(busy), kernel=gemm).limiter, "compute-bound")
 
     def test_shared_memory_before_barriers(self):
         # A tree reduction in shared memory: 26 shared accesses and 9 barriers per 2 global ones.
@@ -465,7 +543,9 @@ class Diagnosis(unittest.TestCase):
         ev = json.loads((H200_PROFILING.parent.parent / "h200" / "profiling" / "held-out-2" /
                          "14-register_tiled.evidence.json").read_text())
         self.assertNotIn("launches", ev["records"][0]["gpu_work"])   # recorded before the trace kept launches
-        self.assertEqual(run.diagnose_evidence(ev, [RECORDS]).limiter, "shared-memory-bound")
+        # Without launches the rules of the instruction mix decide: a register-tiled loop whose shared side
+        # (280 cycles at full width) is within the broadcast margin of its FP32 side (256).
+        self.assertEqual(run.diagnose_evidence(ev, [RECORDS]).limiter, "compute-bound")
         name = ev["kernel"]["name"]
 
         def with_launches(launches, **more):
@@ -487,7 +567,7 @@ class Diagnosis(unittest.TestCase):
         grid = next(f for f in d.findings if f.kind == "partial-grid")
         self.assertIn("for 40 SMs", grid.text)
         self.assertEqual(grid.confidence, "measured")
-        self.assertEqual(d.limiter, "shared-memory-bound")
+        self.assertEqual(d.limiter, "compute-bound")
         # Matched by the binary's name: another kernel's larger launch does not hide it.
         d = with_launches([{"kernel": "_Z6reducev", "blocks": 100000, "block_threads": 256},
                            {"kernel": name, "blocks": 32, "block_threads": 128}])
@@ -498,12 +578,12 @@ class Diagnosis(unittest.TestCase):
         self.assertIn("the run's largest launch has 32 blocks", d.findings[0].text)
         # Most SMs with work (100 of 132, 76%) but less than a wave: said, and the other rules decide.
         d = with_launches([{"kernel": name, "blocks": 100, "block_threads": 128}])
-        self.assertEqual(d.limiter, "shared-memory-bound")
+        self.assertEqual(d.limiter, "compute-bound")
         self.assertIn("partial-grid", {f.kind for f in d.findings})
         # One full wave or more: nothing is said.
         for blocks in (528, 5000):
             d = with_launches([{"kernel": name, "blocks": blocks, "block_threads": 128}])
-            self.assertEqual(d.limiter, "shared-memory-bound")
+            self.assertEqual(d.limiter, "compute-bound")
             self.assertNotIn("partial-grid", d.kinds() | {f.kind for f in d.findings})
 
     def test_the_grid_rule_is_silent_where_the_grid_fills_the_gpu(self):

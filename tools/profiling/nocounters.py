@@ -27,7 +27,18 @@ TENSOR_BUSY = 50.0      # % of the tensor-core peak from which a tensor-core ker
                         # below BUSY in FLOPs may be at it in pipe cycles. Below half the peak the tensor cores idle
                         # more cycles than they work: however busiest, they are not busy, and the warps wait
 LAUNCH_MS = 0.05        # a launch-bound kernel takes less than this
-SHARED_PIPE_VS_FP32 = 1.0  # shared-pipe cycles per FP32-issue cycle in the hot loop from which shared is the limit
+SHARED_PIPE_VS_FP32 = 1.25  # shared-pipe cycles at full width per FP32-issue cycle in the hot loop from which shared
+                        # is the limit. The estimate counts every shared load at its full width (an LDS.128 4
+                        # cycles); a register tile's fragment loads are read by several threads of a warp at one
+                        # address (a tile's row or column value, the same for the threads of that row or column),
+                        # and those share the cycle: Nsight Compute counted 3.0 wavefronts per shared instruction in
+                        # register-tiled loops whose full-width estimate is 3.4-3.7, so the estimate runs up to a
+                        # quarter (3.7 / 3.0 = 1.23) above the pipe's cycles there, and only a shared side more than
+                        # that above the FP32 side is above it in the hardware too
+MMA_FLOPS = {"HMMA": 4096}  # FLOPs of one warp's tensor-core instruction: HMMA.16816 (mma.sync m16n8k16 with 16-bit
+                        # inputs, and each half of a 16x16x16 wmma) does 2 x 16 x 8 x 16; the other shapes and
+                        # instructions (HMMA.1688, IMMA, HGMMA) are not counted here
+MMA_SHARED_PEAKS = ("fp16_tensor", "bf16_tensor")  # the record's peaks under which an HMMA is that shape
 SHARED_PER_MATH = 0.5   # shared-memory instructions per FP32 math instruction in the hot loop: shared-bound
 SHARED_PER_MMA = 2.0    # ... per tensor-core instruction
 SHARED_PER_GLOBAL = 4.0  # memory-side kernels: shared instructions per global access
@@ -252,6 +263,18 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
         return ("shared-memory-bound", "likely",
                 f"{shared} shared-memory instructions for {mma} tensor-core instructions in the hot loop.",
                 "Fewer, wider shared loads (ldmatrix), or operands straight from shared memory (wgmma).", [])
+    fed = shared_vs_tensor(record, hot) if tensor else None
+    if fed and fed[0] >= fed[1]:
+        pipe_cycles, mma_cycles = fed
+        return ("shared-memory-bound", "likely",
+                f"the hot loop's shared loads take about {pipe_cycles:.0f} cycles of the SM's shared-memory "
+                f"bandwidth (128 bytes a cycle) per warp, its {hot.n(*MMA_FLOPS)} MMAs about {mma_cycles:.0f} cycles "
+                f"of the tensor cores at their peak ({MMA_FLOPS['HMMA']} FLOPs each), at {ppeak or 0:.0f}% of "
+                "the tensor peak: the shared-memory pipe that feeds the MMAs (an ldmatrix.x4 moves 512 bytes, "
+                "4 cycles of it) is as busy as the tensor cores or busier.",
+                "Reuse each loaded fragment over more MMAs (larger warp tiles), or let the tensor cores read "
+                "their operands from shared memory themselves (wgmma on sm_90); no bank conflicts (swizzled "
+                "tiles).", [])
     # The shared-memory pipe against the FP32 pipe, from the widths of the shared accesses: an SM
     # moves 128 shared bytes a cycle and issues 4 warp-wide FP32 instructions a cycle (4 schedulers),
     # so an LDS.128 costs the shared pipe as much as 16 FFMAs cost the FMA units. Bank conflicts only
@@ -263,8 +286,10 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
                 f"the hot loop's shared loads and stores take about {pipe:.0f} cycles of the SM's shared-memory "
                 f"bandwidth (128 bytes a cycle) per warp at their full width (bank conflicts take more, threads of "
                 f"a warp reading the same address fewer), its {math_ops} FP32 instructions {math_ops / 4:.0f} "
-                f"cycles of FP32 issue (4 warp instructions a cycle), at {ppeak or 0:.0f}% of the FP32 peak: the "
-                "shared-memory pipe is as busy as the FMA units or busier.",
+                f"cycles of FP32 issue (4 warp instructions a cycle), at {ppeak or 0:.0f}% of the FP32 peak: "
+                f"{pipe / (math_ops / 4):.2f} times as many, more than the {SHARED_PIPE_VS_FP32:.2f} by which "
+                "shared reads at one address shared by a warp make the full width overstate the pipe: the "
+                "shared-memory pipe is busier than the FMA units.",
                 "Reuse each shared value over more FMAs: larger register tiles per thread (more outputs per loaded "
                 "value), operands kept in registers across the k-step; no bank conflicts.", [])
     if not memory_side and math_ops and shared / math_ops >= SHARED_PER_MATH:
@@ -290,6 +315,14 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
     arithmetic = arithmetic_bound(record, scaling, hot)
     if arithmetic:
         return arithmetic
+    # The count ratios below say where the warps wait, not that a unit is busy. Where the issue estimate puts
+    # the instruction issue at the line and the shared loads and stores, at their full width, take fewer cycles
+    # of the shared pipe (128 bytes an SM a clock) than the hot code takes of issue (4 instructions an SM a
+    # clock; every shared instruction among them), the issue is the busier unit, whatever the ratios say.
+    issued = issue_bound(issue, pbw)
+    pipe_or_count = pipe if pipe is not None else shared      # old evidence without widths: one cycle each
+    if issued and memory_side and shared and pipe_or_count < (hot.instructions - hot.n("NOP")) / ISSUE_PER_CLOCK:
+        return issued
     # Shared memory before barriers: a barrier is where warps wait for the others' shared-memory work, so a
     # kernel with several shared accesses per global one spends its barrier time waiting on the shared pipe.
     if memory_side and global_ops and shared / global_ops >= SHARED_PER_GLOBAL:
@@ -304,14 +337,8 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
                 "copy bandwidth: warps wait at __syncthreads while the tree narrows.",
                 "Fewer barriers: warp shuffles for the last 32 values, more elements per thread before the tree.",
                 ["barriers"])
-    if issue and issue[0] >= BUSY and issue[0] >= (pbw or 0):
-        return ("compute-bound", "likely",
-                f"the hot code fills about {issue[0]:.0f}% of the SMs' instruction issue ({ISSUE_PER_CLOCK} warp "
-                f"instructions per SM per clock), more than the {pbw or 0:.0f}% of the copy bandwidth its bytes "
-                "take: instruction issue (index arithmetic, address calculation, loop control), not the memory "
-                "system, sets the pace; the warps are not short of loads, they are busy issuing.",
-                "Fewer instructions per element: more elements per thread (loop unrolling amortises the index "
-                "arithmetic), wider accesses (one LDG.128 for four LDG), simpler indexing.", ["issue"])
+    if issued:
+        return issued
     if memory_side and l2 and l2.ratio and l2.ratio >= L2_SENSITIVE:
         return ("memory-bound", "likely",
                 f"{pbw or 0:.0f}% of the copy bandwidth, yet {l2.ratio:.2f}x faster when its data is in L2: "
@@ -345,6 +372,36 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
     return ("latency-bound", "likely", why + ": the warps spend their time waiting.",
             "More independent work in flight: more warps, more independent loads or FMAs per thread, shorter "
             "dependency chains.", tags)
+
+
+def issue_bound(issue, pbw):
+    """compute-bound (likely, issue) where the issue estimate is at the line and above the bandwidth share, or None."""
+    if not (issue and issue[0] >= BUSY and issue[0] >= (pbw or 0)):
+        return None
+    return ("compute-bound", "likely",
+            f"the hot code fills about {issue[0]:.0f}% of the SMs' instruction issue ({ISSUE_PER_CLOCK} warp "
+            f"instructions per SM per clock), more than the {pbw or 0:.0f}% of the copy bandwidth its bytes "
+            "take: instruction issue (index arithmetic, address calculation, loop control), not the memory "
+            "system, sets the pace; the warps are not short of loads, they are busy issuing.",
+            "Fewer instructions per element: more elements per thread (loop unrolling amortises the index "
+            "arithmetic), wider accesses (one LDG.128 for four LDG), simpler indexing.", ["issue"])
+
+
+def shared_vs_tensor(record, hot):
+    """(shared-pipe cycles, tensor-core cycles) that one pass of the hot loop takes per warp, or None: the
+    shared loads and stores at their full width (128 bytes a cycle: an LDSM.x4 512 bytes, 4 cycles) against the
+    HMMAs at the record's tensor peak per SM and clock (on the H200 4096 FP16 FLOPs, one HMMA.16816 a cycle).
+    Full width is right for the operands of an MMA: a fragment is spread over the warp's 32 lanes with no
+    element held twice, so its load reads 32 different addresses, none shared. None where the record's peak is
+    not a 16-bit tensor peak, the loop has no HMMA, or the widths, the clock or the SM count are not known."""
+    mhz = ((record.get("clocks") or {}).get("before") or {}).get("sm_mhz")
+    sms, peak = sm_count(record), record.get("peak_gflops")
+    mma = hot.n(*MMA_FLOPS) if hot else 0
+    pipe = hot.shared_pipe_cycles if hot else None
+    if record.get("peak") not in MMA_SHARED_PEAKS or not (mma and pipe and mhz and sms and peak):
+        return None
+    per_clock = peak * 1e3 / (sms * mhz)            # FLOPs an SM's tensor cores do a clock at the peak
+    return pipe, sum(MMA_FLOPS[op] * hot.n(op) for op in MMA_FLOPS) / per_clock
 
 
 def arithmetic_bound(record, scaling, hot):
