@@ -145,17 +145,16 @@ def grade(args):
         labs = [lab for lab in labs if lab in {f.name for f in folders}]
         if not labs:
             raise GradeError(f"--labs {args.labs}: none of them is in {args.submission}")
+        try:
+            sandbox.Limits()  # reads CUDALABS_DISK_LIMIT_GIB: a bad value is said before anything runs
+        except ValueError as e:
+            raise GradeError(str(e)) from None
     if args.submission and args.sandbox:
         try:
             sandbox.check_available()
         except sandbox.SandboxUnavailable as e:
             raise GradeError(f"a submission is built and run in a sandbox, which cannot start here: {e}. "
                              f"(--no-sandbox grades without it: the submission's code then runs with your rights.)") from None
-    if args.submission:
-        try:
-            sandbox.Limits()  # reads CUDALABS_DISK_LIMIT_GIB: a bad value is said before anything runs
-        except ValueError as e:
-            raise GradeError(str(e)) from None
     if args.preflight:
         return 0
 

@@ -455,6 +455,21 @@ class SubmissionFolders(unittest.TestCase):
                 submitted_labs(sub, labs)
             self.assertIn("reduction is not a lab", str(e.exception))
 
+    def test_a_bad_disk_limit_is_said_before_anything_runs(self):
+        # CUDALABS_DISK_LIMIT_GIB (tools/grader/sandbox.py) is read before the sandbox's
+        # own check starts a probe with it: exit 2 and the variable named, no traceback.
+        with tempfile.TemporaryDirectory() as tmp:
+            sub = Path(tmp) / "sub" / "01_vector_add"
+            sub.mkdir(parents=True)
+            shutil.copyfile(ROOT / "labs" / "01_vector_add" / "vector_add.cuh", sub / "vector_add.cuh")
+            env = dict(os.environ, CUDALABS_DISK_LIMIT_GIB="lots")
+            p = subprocess.run([sys.executable, str(ROOT / "tools" / "grade.py"), "--submission", str(sub.parent),
+                                "--labs", "01", "--build-only", "--work", str(Path(tmp) / "work"),
+                                "--out", str(Path(tmp) / "out")], env=env, capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn("CUDALABS_DISK_LIMIT_GIB=lots: not a number of GiB", p.stderr)
+            self.assertNotIn("Traceback", p.stderr)
+
 
 class Judged(unittest.TestCase):
     """A submission's runs, judged: the graded program's word never passes a check
