@@ -4,8 +4,8 @@
 // their multicast to a cluster), wgmma and its fences, setmaxnreg, named and
 // cluster barriers; and, on the host, the calls
 // that encode TMA tensor maps (tensor_map_128b for wgmma's swizzled tiles,
-// tensor_map_floats for a vector of FP32 values). Used by lab 30 (GEMM) and
-// lab 31 (FlashAttention).
+// tensor_map_floats for a vector of FP32 values). Used by lab 30 (GEMM),
+// lab 31 (FlashAttention) and lab 33 (FP8 GEMM).
 //
 // wgmma and setmaxnreg exist only in the architecture-specific target sm_90a
 // (compute_90a), not in sm_90 nor in the PTX a newer GPU would compile: every
@@ -114,9 +114,27 @@ __device__ inline void tma_load_2d(void* dst, const void* tensor_map, int inner,
 #endif
 }
 
-// The one-dimensional form: the box of a 1D tensor map starting at element
-// `x` (a 16-byte boundary: tensor_map_floats), zeros past the tensor's end.
-// Lab 33 stages 128 FP32 scales with it.
+// The same load multicast to every CTA of the cluster named in `cta_mask`
+// (bit r: the CTA of rank r): the box lands at the same shared-memory offset
+// in each of them, and each one's mbarrier at `bar`'s offset is signalled
+// with the bytes it received. One read from L2 serves several SMs (lab 30:
+// two CTAs with the same columns of C share their slices of B).
+__device__ inline void tma_load_2d_multicast(void* dst, const void* tensor_map, int inner, int outer,
+                                             std::uint64_t* bar, std::uint16_t cta_mask) {
+#ifdef CUDALABS_SM90A
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(ptx::smem_address(dst)),
+      "l"(tensor_map), "r"(inner), "r"(outer), "r"(ptx::smem_address(bar)), "h"(cta_mask)
+      : "memory");
+#else
+  (void)dst, (void)tensor_map, (void)inner, (void)outer, (void)bar, (void)cta_mask;
+#endif
+}
+
+// tma_load_2d's one-dimensional form: the box of a 1D tensor map starting
+// at element `x` (a 16-byte boundary: tensor_map_floats), zeros past the
+// tensor's end. Lab 33 stages a tile's FP32 scales with it.
 __device__ inline void tma_load_1d(void* dst, const void* tensor_map, int x, std::uint64_t* bar) {
 #ifdef CUDALABS_SM90A
   asm volatile(
@@ -142,24 +160,6 @@ __device__ inline float ld_shared_f32(const float* p) {
   return v;
 #else
   return *p;
-#endif
-}
-
-// The same load multicast to every CTA of the cluster named in `cta_mask`
-// (bit r: the CTA of rank r): the box lands at the same shared-memory offset
-// in each of them, and each one's mbarrier at `bar`'s offset is signalled
-// with the bytes it received. One read from L2 serves several SMs (lab 30:
-// two CTAs with the same columns of C share their slices of B).
-__device__ inline void tma_load_2d_multicast(void* dst, const void* tensor_map, int inner, int outer,
-                                             std::uint64_t* bar, std::uint16_t cta_mask) {
-#ifdef CUDALABS_SM90A
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(ptx::smem_address(dst)),
-      "l"(tensor_map), "r"(inner), "r"(outer), "r"(ptx::smem_address(bar)), "h"(cta_mask)
-      : "memory");
-#else
-  (void)dst, (void)tensor_map, (void)inner, (void)outer, (void)bar, (void)cta_mask;
 #endif
 }
 
