@@ -17,6 +17,8 @@ program would: with --check-only untimed, otherwise timed. $FAKE_LAB_MODE
            fails V
   says77   as a graded run (--evidence), "no usable GPU" (exit 77) while the
            course's build (the judge) runs
+  litter   as a graded run, leaves files beside its records: a file, and a
+           folder holding one it made unreadable
 """
 import json
 import os
@@ -43,6 +45,14 @@ def main():
         return 3
     if mode == "hang":
         time.sleep(3600)
+    if mode == "litter" and graded and json_path:
+        here = os.path.dirname(os.path.abspath(json_path))
+        with open(os.path.join(here, "junk"), "wb") as f:
+            f.write(bytes(65536))
+        os.makedirs(os.path.join(here, "pile", "hidden"), exist_ok=True)
+        with open(os.path.join(here, "pile", "hidden", "more"), "wb") as f:
+            f.write(bytes(65536))
+        os.chmod(os.path.join(here, "pile", "hidden"), 0)
 
     with open(os.environ["FAKE_LAB_RECORDS"]) as f:
         records = [r for r in map(json.loads, f) if r["lab"] == lab]

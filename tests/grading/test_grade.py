@@ -526,6 +526,14 @@ class Judged(unittest.TestCase):
         res = self.check("04_reduction", "04_reduction=nogpu")
         self.assertEqual(res.status, "skipped")
 
+    def test_what_a_graded_run_leaves_beside_its_records_is_removed(self):
+        """Only the records stay of a graded run's folder: files it wrote beside them
+        (in a folder it made unreadable, too) would pile up over a class's runs."""
+        res = self.check("04_reduction", "04_reduction=litter")
+        self.assertFalse(res.problems)
+        left = {p.name for p in (self.out / "runs" / "04_reduction").glob("*/*")}
+        self.assertEqual(left, {"records.jsonl", "judge.jsonl"})
+
     def test_a_benchmark_is_judged_after_it_ran(self):
         lab = "04_reduction"
         res = LabResult(lab, self.cfg[lab])

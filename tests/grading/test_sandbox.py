@@ -253,8 +253,8 @@ class Sandbox(unittest.TestCase):
     def test_the_disk_limit_is_raised_by_its_variable(self):
         saved = os.environ.get(sandbox.DISK_LIMIT_ENV)
         try:
-            os.environ[sandbox.DISK_LIMIT_ENV] = "32"
-            self.assertEqual(sandbox.Limits.for_build().disk_bytes, 32 << 30)
+            os.environ[sandbox.DISK_LIMIT_ENV] = "12"
+            self.assertEqual(sandbox.Limits.for_build().disk_bytes, 12 << 30)
             os.environ[sandbox.DISK_LIMIT_ENV] = "lots"
             with self.assertRaisesRegex(ValueError, sandbox.DISK_LIMIT_ENV):
                 sandbox.Limits()
@@ -263,6 +263,39 @@ class Sandbox(unittest.TestCase):
             if saved is not None:
                 os.environ[sandbox.DISK_LIMIT_ENV] = saved
         self.assertEqual(sandbox.Limits().disk_bytes, sandbox.DISK_BYTES)
+
+    def test_a_nearly_full_disk_stops_the_largest_writer(self):
+        """Under each command's own limit, a disk with less than its reserve free
+        (here: reported so) kills the command that added the most among those
+        running, with the reason and the fix said; one that added nothing runs on."""
+        saved = sandbox._disk_space
+        sandbox._disk_space = lambda path: (1 * MiB, 100 << 30)  # 1 MiB free of 100 GiB
+        try:
+            r = self.sh(f"cd {self.scratch} && head -c 4194304 /dev/urandom > f && sleep 30",
+                        limits=sandbox.Limits(wall_s=60))
+            self.assertIn("GiB kept free", r.killed_why, r.output)
+            self.assertIn("--parallel 1", r.killed_why)
+            self.assertEqual(r.rc, -9)
+            self.assertLess(r.seconds, 20)
+            (self.scratch / "f").unlink()
+            r = self.sh("sleep 3", limits=sandbox.Limits(wall_s=60))
+            self.assertEqual((r.rc, r.killed_why), (0, ""), r.output)
+            # Two running at once: only the one that added more is stopped.
+            small, large = (Path(tempfile.mkdtemp(dir=self.scratch)) for _ in range(2))
+            watches = [sandbox._DiskWatch([small], 1 << 40), sandbox._DiskWatch([large], 1 << 40)]
+            try:
+                (small / "f").write_bytes(os.urandom(1 * MiB))
+                (large / "f").write_bytes(os.urandom(3 * MiB))
+                time.sleep(3 * sandbox.DISK_POLL_S)
+                self.assertEqual([w.over() for w in watches], [False, True])
+            finally:
+                for w in watches:
+                    w.stop()
+            self.assertFalse(sandbox._DiskWatch.live - set(watches))  # stopped watches leave the registry
+            shutil.rmtree(small)
+            shutil.rmtree(large)
+        finally:
+            sandbox._disk_space = saved
 
     def test_memory_past_the_limit_is_killed(self):
         for enabled in (True, False):

@@ -11,7 +11,7 @@ import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from . import benchlock, draws, judge
+from . import benchlock, draws, judge, sandbox
 from .config import ROOT, SANITIZERS, edge_runs
 from .process import run, run_untrusted, tail, write_log
 from .records import read_new_records
@@ -93,7 +93,7 @@ def judged_run(what, prog, extra, seed, timeout, log, out, lab, index, untrusted
     course's build of the lab judges it (tools/grader/judge.py), and the records
     are the judge's verdicts with the graded program's times."""
     here = out / "runs" / lab / str(index)
-    shutil.rmtree(here, ignore_errors=True)
+    sandbox.remove_tree(here)
     here.mkdir(parents=True)
     graded_json = here / "records.jsonl"
     if untrusted is None:
@@ -103,8 +103,9 @@ def judged_run(what, prog, extra, seed, timeout, log, out, lab, index, untrusted
     cmd = [str(prog)] + extra + ["--seed", str(seed), "--json", str(graded_json), "--evidence", str(evidence)]
     r = run_untrusted(what, cmd, timeout, log, untrusted, writable=[here])
     graded = read_new_records(graded_json, 0)[0]
+    prune(here, keep={graded_json.name, evidence.name})
     if r.timed_out:
-        shutil.rmtree(evidence, ignore_errors=True)
+        sandbox.remove_tree(evidence)
         return Judged(r, graded)
     evidence.mkdir(exist_ok=True)  # a program that wrote nothing is judged on nothing
 
@@ -113,11 +114,20 @@ def judged_run(what, prog, extra, seed, timeout, log, out, lab, index, untrusted
         judge_log = io.StringIO()
         j = run(what + " (judged)", [str(judge_prog)] + extra + ["--seed", str(seed), "--json", str(judged_json),
                                                                   "--judge", str(evidence)], timeout, judge_log)
-        shutil.rmtree(evidence, ignore_errors=True)
+        sandbox.remove_tree(evidence)
         write_log(log, judge_log.getvalue())
         return verdict(r, graded, j, read_new_records(judged_json, 0)[0])
 
     return Judged(r, graded, finish)
+
+
+def prune(folder, keep):
+    """Removes what a submission's run left in its folder beyond the names in
+    `keep`: the sandbox bounds what one run may write (Limits.disk_bytes), and
+    nothing else of it is read, so a class's runs cannot pile it up on the disk."""
+    for entry in folder.iterdir():
+        if entry.name not in keep:
+            sandbox.remove_tree(entry)
 
 
 def verdict(r, graded, j, judged):
@@ -191,7 +201,9 @@ def sanitize_one(lab, prog, cfg, seed, tool, extra, out, index, untrusted=None):
         if untrusted is None:
             r = run(what, cmd, timeout, log)
         else:
-            r = run_untrusted(what, cmd, timeout, log, untrusted, writable=[out / "runs" / lab / f"sanitize{index}"])
+            scratch = out / "runs" / lab / f"sanitize{index}"
+            r = run_untrusted(what, cmd, timeout, log, untrusted, writable=[scratch])
+            sandbox.remove_tree(scratch)  # it writes no record: nothing there is read
     if r.timed_out:
         return r.seconds, f"compute-sanitizer {tool} ({' '.join(extra)}): did not finish in {timeout:g} s"
     if r.rc not in (0, 77):
@@ -260,7 +272,7 @@ def benchmark_runs(result, prog, seed, out, untrusted, judge_prog, log, timeout)
         if attempt == 1 and throttled and run_.run.rc == 0:
             result.notes.append(f"benchmark run again: {len(throttled)} measurement(s) throttled "
                                 f"({throttled[0].get('throttle_why', '')})")
-            shutil.rmtree(out / "runs" / lab / "bench1" / "evidence", ignore_errors=True)  # timed again: not judged
+            sandbox.remove_tree(out / "runs" / lab / "bench1" / "evidence")  # timed again: not judged
             continue
         return run_
     return run_

@@ -91,12 +91,24 @@ POLL_S = 0.1  # the watchdog's period: memory, processes, the wall clock
 # polls (a C fork loop makes ~2,000 a second here, so the watchdog kills it
 # near `processes`); far below pid_max (32,768 at the least, 4,194,304 with systemd).
 NPROC_BACKSTOP = 8192
-# Disk space a command may add to its writable folders (Limits.disk_bytes): far
-# more than a build of the whole course, or a lab's run, writes.
-# CUDALABS_DISK_LIMIT_GIB raises (or lowers) it for the whole grader.
-DISK_BYTES = 8 * (1 << 30)
+# Disk space a command may add to its writable folders (Limits.disk_bytes). A
+# graded run leaves every output its checks compared for the judge, who reads
+# them after the run: lab 25's runs at n = 2^28 + 1 leave about 14 GiB by count
+# (seven variants, each checked on its first and on fresh inputs, 1 GiB an
+# output; the repeated run's output is a hard link), more than the 8 GiB this
+# limit once was. 32 GiB leaves room above that. CUDALABS_DISK_LIMIT_GIB raises
+# (or lowers) it for the whole grader.
+DISK_BYTES = 32 * (1 << 30)
 DISK_LIMIT_ENV = "CUDALABS_DISK_LIMIT_GIB"
 DISK_POLL_S = 1.0  # the writable folders are walked this often, in a thread of their own
+# Whatever each command's limit, the disk itself is kept from filling: when the
+# filesystem holding a command's writable folders has less than DISK_RESERVE_SHARE
+# of its size free (at least DISK_RESERVE_MIN), the command that has added the
+# most among those running is killed. Several runs in parallel (--parallel), each
+# within its limit, could otherwise fill a small disk together, and a full disk
+# breaks every grading on the machine, not only the one that filled it.
+DISK_RESERVE_SHARE = 0.05
+DISK_RESERVE_MIN = 2 * (1 << 30)  # about what a fast writer adds between two walks (DISK_POLL_S)
 ENTRY_BYTES = 4096  # what each file or folder counts at the least: a million empty files fill a disk's inodes
 
 
@@ -826,29 +838,91 @@ def _disk_usage(folders, stop_above=None) -> int:
     return total
 
 
+def remove_tree(path) -> None:
+    """Removes path, a file or a folder, whatever a sandboxed command made of it:
+    folders it made unreadable (mode 000) are the grader's to open again; links
+    are removed, never followed. Nothing there: nothing to do."""
+    path = os.fspath(path)
+    if not os.path.isdir(path) or os.path.islink(path):
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        return
+    todo = [path]
+    while todo:
+        folder = todo.pop()
+        try:
+            os.chmod(folder, 0o700)
+            todo += [e.path for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _disk_space(path) -> tuple[int, int]:
+    """(bytes free to an ordinary user, size) of the filesystem holding path."""
+    st = os.statvfs(path)
+    return st.f_bavail * st.f_frsize, st.f_blocks * st.f_frsize
+
+
 class _DiskWatch:
     """The disk space a command adds to its writable folders, measured in a thread
-    every DISK_POLL_S (a walk of many files must not hold up the memory watchdog)."""
+    every DISK_POLL_S (a walk of many files must not hold up the memory watchdog),
+    and the space left on their disks (DISK_RESERVE_SHARE)."""
+
+    live: set = set()  # the watches of the commands running now, in every thread
+    live_lock = threading.Lock()
 
     def __init__(self, folders, limit):
         self.folders, self.limit = folders, limit
         self.base = _disk_usage(folders)
         self.added = 0
+        self.low = None  # (folder, free, reserve) once its disk ran low while this command added the most
         self.done = threading.Event()
+        with _DiskWatch.live_lock:
+            _DiskWatch.live.add(self)
         self.thread = threading.Thread(target=self._watch, daemon=True)
         self.thread.start()
 
     def _watch(self):
         while not self.done.wait(DISK_POLL_S):
             self.added = _disk_usage(self.folders, self.base + self.limit) - self.base
+            self.low = self._disk_low()
+
+    def _disk_low(self):
+        """(folder, free, reserve) when a folder's disk has less than its reserve
+        free and, of the commands running, this one has added the most; else None."""
+        for folder in self.folders:
+            try:
+                free, size = _disk_space(folder)
+            except OSError:
+                continue
+            reserve = max(DISK_RESERVE_MIN, int(size * DISK_RESERVE_SHARE))
+            if free >= reserve or self.added <= 0:
+                continue
+            with _DiskWatch.live_lock:
+                largest = max(w.added for w in _DiskWatch.live)
+            if self.added >= largest:
+                return folder, free, reserve
+        return None
 
     def over(self) -> bool:
-        return self.added > self.limit
+        return self.added > self.limit or self.low is not None
 
     def stop(self):
         self.done.set()
+        with _DiskWatch.live_lock:
+            _DiskWatch.live.discard(self)
 
     def why(self) -> str:
+        if self.low is not None and self.added <= self.limit:
+            folder, free, reserve = self.low
+            return (f"killed: the disk holding {os.fspath(folder)} had {free / GiB:.2f} GiB free, under the "
+                    f"{reserve / GiB:.2f} GiB kept free (tools/grader/sandbox.py, DISK_RESERVE_SHARE), and of the "
+                    f"commands running this one had added the most ({self.added / GiB:.2f} GiB). If it is the "
+                    f"course's own code, the disk is too small for this grading: free some space, or grade with "
+                    f"fewer runs at once (--parallel 1)")
         shown = ", ".join(map(os.fspath, self.folders))
         return (f"killed: it added {self.added} bytes ({self.added / GiB:.2f} GiB) to its writable folders "
                 f"({shown}), over the limit of {self.limit} bytes ({self.limit / GiB:.2f} GiB; "
