@@ -744,12 +744,13 @@ class Comparison(unittest.TestCase):
         # current rules: 'measured' must never name another limiter than Nsight Compute's.
         h200 = ROOT / "results" / "h200" / "profiling"
         folders = [H200_PROFILING, H200_PROFILING / "held-out", h200 / "held-out-2", h200 / "held-out-2" / "pinned",
-                   h200 / "held-out-3" / "table-a", h200 / "held-out-3" / "table-b"]
+                   h200 / "held-out-3" / "table-a", h200 / "held-out-3" / "table-b",
+                   h200 / "held-out-4" / "table-a", h200 / "held-out-4" / "table-b"]
         out = Path(tempfile.mkdtemp(prefix="cudalabs-compare-test-"))
         try:
             compare.recompare(folders, [RECORDS], out)
             rows = json.loads((out / "comparison.json").read_text())["kernels"]
-            self.assertEqual(len(rows), 54)
+            self.assertEqual(len(rows), 66)
             self.assertEqual([r["key"] for r in rows if compare.row_verdict(r) == "contradicts"], [])
             tiled_2d = next(r for r in rows if r["key"] == "22-tiled_2d")["counter_free"]
             self.assertEqual((tiled_2d["limiter"], tiled_2d["confidence"]), ("compute-bound", "likely"))
