@@ -130,6 +130,17 @@ LogLevel VERBOSE
                 self.proc.wait()
 
 
+def pax_bomb(size):
+    """A .tar.gz whose one member carries a PAX header of `size` bytes: zeros, a
+    thousandfold smaller compressed (tarfile reads such a header whole)."""
+    info = tarfile.TarInfo("01_vector_add/vector_add.cuh")
+    info.pax_headers = {"comment": "0" * size}
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
+        tar.addfile(info, io.BytesIO(b""))
+    return buffer.getvalue()
+
+
 def tar_of(entries):
     """A .tar.gz from (TarInfo fields, content) pairs, as an attacker would make one."""
     buffer = io.BytesIO()
@@ -289,6 +300,8 @@ seed = {SEED}
             "a file twice": tar_of([("01_vector_add/vector_add.cuh", tarfile.REGTYPE, b"x")] * 2),
             "no archive": b"not a tar at all",
             "too large unpacked": tar_of([("01_vector_add/vector_add.cuh", tarfile.REGTYPE, b"x" * 5000)]),
+            "a 64 MiB header": pax_bomb(64 << 20),
+            "a cut gzip stream": tar_of([("01_vector_add/vector_add.cuh", tarfile.REGTYPE, b"x")])[:-12],
         }.items():
             try:
                 archive.unpack(data, tmp / "unpacked", allowed, max_files=1 if what == "too many files" else 2,

@@ -46,12 +46,38 @@ def read_limited(stream, limit):
     return data
 
 
+# What a tar adds around its files: a 512-byte header per member (and for a long
+# name a PAX header, two blocks more), each file padded to 512 bytes, the
+# end-of-archive blocks padded to a 10240-byte record.
+TAR_BYTES_PER_FILE = 4 * 512
+TAR_BYTES_FIXED = 2 * 10240
+
+
+def gunzip_limited(data, limit):
+    """The gzip stream `data` decompressed, or ArchiveError once it passes `limit`
+    bytes: a megabyte of zeros compresses a thousandfold, and tarfile would read a
+    header of any declared size (a PAX record, a GNU long name) whole into memory
+    before any check of ours sees it."""
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        out = d.decompress(data, limit + 1)
+    except zlib.error as e:
+        raise ArchiveError(f"not a readable .tar.gz ({e})") from None
+    if len(out) > limit or d.unconsumed_tail:
+        raise ArchiveError(f"the archive unpacks to more than {limit} bytes of tar (max_unpacked_kib and max_files "
+                           f"in [bridge] of tools/grading.toml): send only the labs' kernel files")
+    if not d.eof:
+        raise ArchiveError("not a readable .tar.gz (the gzip stream is cut short)")
+    return out
+
+
 def members(data, allowed, max_files, max_bytes):
     """{LAB/FILE: bytes} of an archive, every member checked; `allowed` is
     {lab: [student files]}. ArchiveError on the first bad member."""
     found, total = {}, 0
+    tar_bytes = gunzip_limited(data, max_bytes + max_files * TAR_BYTES_PER_FILE + TAR_BYTES_FIXED)
     try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        with tarfile.open(fileobj=io.BytesIO(tar_bytes), mode="r:") as tar:
             for m in tar:
                 name = m.name
                 if not m.isreg():
