@@ -369,13 +369,19 @@ class SymbolAudit(unittest.TestCase):
     """The student's object may define its own symbols and the lab's interface,
     never a symbol the course's code defines or uses."""
 
+    # The harness's own inline code, as lab.hpp's Recorder::baseline_for: a weak
+    # copy in main's object, and a vector<int> as any host code has.
+    MAIN = ("#include <vector>\n"
+            "namespace cudalabs { int checker(int); inline int baseline(int x) { return x + 7; } }\n"
+            "namespace lab01 { int launch(int); }\n"
+            "int main() { std::vector<int> v; v.push_back(cudalabs::baseline(1));\n"
+            "             return cudalabs::checker(lab01::launch(v[0])); }\n")
+
     def build(self, tmp, student_src):
         (tmp / "labs" / "01_x" / "01_x.p").mkdir(parents=True)
         (tmp / "common").mkdir()
         main = tmp / "main.cpp"
-        main.write_text("namespace cudalabs { int checker(int); }\n"
-                        "namespace lab01 { int launch(int); }\n"
-                        "int main() { return cudalabs::checker(lab01::launch(1)); }\n")
+        main.write_text(self.MAIN)
         student = tmp / "student.cpp"
         student.write_text(student_src)
         gxx = shutil.which("g++")
@@ -399,6 +405,28 @@ class SymbolAudit(unittest.TestCase):
         why = self.audit("namespace cudalabs { int checker(int) { return 0; } }\n"
                          "namespace lab01 { int launch(int x) { return x; } }\n")
         self.assertIn("cudalabs::checker", why)
+
+    def test_a_copy_of_the_harness_inline_code_is_rejected(self):
+        # C++'s own copy (an inline function of the same name: weak, in a COMDAT
+        # group) and one made weak by hand: the linker keeps the first it meets,
+        # and the kernel archive comes before the course library.
+        launch = "namespace lab01 { int launch(int x) { return x; } }\n"
+        copy = self.audit("namespace cudalabs { inline int baseline(int x) { return 0 * x; } }\n"
+                          "int (*keep)(int) = &cudalabs::baseline;\n" + launch)
+        self.assertRegex(copy or "", r"defines cudalabs::baseline\(int\).*a kernel file may not use it "
+                                     r"\(a harness internal\)")
+        by_hand = self.audit('__attribute__((weak)) int fake(int) asm("_ZN8cudalabs8baselineEi");\n'
+                             "int fake(int) { return 0; }\n" + launch)
+        self.assertRegex(by_hand or "", r"defines cudalabs::baseline\(int\).*weak by hand")
+        exported = self.audit('__attribute__((weak)) const char* what(const void*) asm("_ZNKSt9exception4whatEv");\n'
+                              'const char* what(const void*) { return ""; }\n' + launch)
+        self.assertRegex(exported or "", r"std::exception::what.*a system library .* exports it")
+
+    def test_a_copy_of_a_template_both_instantiate_passes(self):
+        # std::vector<int>'s members: C++'s copies in the kernel object and in main's.
+        self.assertIsNone(self.audit("#include <vector>\n"
+                                     "namespace lab01 { int launch(int x) { std::vector<int> v; v.push_back(x);\n"
+                                     "                                      return v[0]; } }\n"))
 
 
 class IncludeCheck(unittest.TestCase):

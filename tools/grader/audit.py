@@ -210,6 +210,33 @@ def read_code(path):
     return codes
 
 
+READELF_FILE = re.compile(r"^File: .*?[\[(]([^\[\]()]+)[\])]$")  # readelf's line opening each object of an archive
+READELF_GROUP_MEMBER = re.compile(r"^\s+\[\s*(\d+)\]\s+\S")       # "   [   21]   .text._ZN..." in a COMDAT group
+READELF_SYMBOL = re.compile(r"^\s*\d+:\s+[0-9a-f]+\s+\S+\s+\S+\s+\S+\s+\S+\s+(\d+)\s+(\S+)$")
+
+
+def comdat_symbols(path):
+    """{object name: the symbols it defines in a COMDAT group}, from readelf -g -s.
+    C++'s copies of inline functions, templates, vtables and typeinfo each sit in
+    such a group, which the linker keeps once per program; a definition written
+    weak by hand (__attribute__((weak)), an alias, an assembler .weak) does not."""
+    found, obj, groups, in_group = defaultdict(set), Path(path).name, set(), False
+    for line in tool("readelf", "-g", "-s", "-W", str(path)).splitlines():
+        m = READELF_FILE.match(line)
+        if m:
+            obj, groups, in_group = member_name(m.group(1)), set(), False
+        elif line.startswith("COMDAT group section"):
+            in_group = True
+        elif in_group and (g := READELF_GROUP_MEMBER.match(line)):
+            groups.add(int(g.group(1)))
+        elif (s := READELF_SYMBOL.match(line)) and int(s.group(1)) in groups:
+            in_group = False
+            found[obj].add(s.group(2))
+        elif not line.strip():
+            in_group = False
+    return found
+
+
 def demangle(names):
     """{mangled: demangled} for every name, in one c++filt call."""
     names = sorted(set(names))
@@ -563,6 +590,7 @@ class StudentObject:
     where: str  # "lib04_reduction_kernels.a(kernels.cu.o)"
     symbols: ObjectSymbols
     code: Code
+    comdat: set = field(default_factory=set)  # the symbols it defines in a COMDAT group (comdat_symbols)
 
 
 DEVICE_CALL = Family("device_call", "reject", rule="a device-side call the lab does not allow",
@@ -597,8 +625,8 @@ def read_objects(archives):
     """Every object of the archives, with a demangled name for every symbol it has."""
     objects = []
     for archive in archives:
-        codes = read_code(archive)
-        objects += [StudentObject(f"{archive.name}({obj})", syms, codes.get(obj, Code()))
+        codes, comdat = read_code(archive), comdat_symbols(archive)
+        objects += [StudentObject(f"{archive.name}({obj})", syms, codes.get(obj, Code()), comdat.get(obj, set()))
                     for obj, syms in symbol_tables(archive).items()]
     names = demangle({s for o in objects for s in (*o.symbols.defined, *o.symbols.undefined)}
                      | {r for o in objects for refs in o.code.referrers.values() for r in refs}
@@ -699,7 +727,17 @@ def redefinitions(build, lab, allow, objects, names, problems):
     system library exports would replace the library's function for the whole program
     (C functions such as write or malloc, strong C++ ones such as operator new); the
     weak C++ definitions every translation unit emits for inline and template code
-    (GCC 12 in C++20: std::string's members) are the exception."""
+    (GCC 12 in C++20: std::string's members) are the exception.
+
+    A weak copy the course defines too is the linker's to choose, and it takes the
+    first: the kernel archive comes before the course library on the link line, so
+    the student's copy of an inline function that only libcudalabs.a emits
+    (Recorder::baseline_for, Session's vtable) would serve the harness's calls.
+    Such a copy is accepted only when it is C++'s own (in a COMDAT group, as every
+    inline function and template instantiation is) and of nothing the allow-list
+    rejects as an import (the harness's internals, another lab's code); a
+    definition made weak by hand is never accepted for a symbol the course or a
+    system library defines."""
     course_defined, course_used = {}, set()
     for path in course_objects(build, lab, allow.path):
         if path.is_file():
@@ -721,7 +759,14 @@ def redefinitions(build, lab, allow, objects, names, problems):
                 why = "the course's code defines it"
             elif not strong and sym in course_used and sym not in course_defined:
                 why = "the course's code calls it from a library"
-            elif sym in exported and (strong or not sym.startswith("_Z")):
+            elif not strong and sym in course_defined and versioned not in o.comdat:
+                why = ("the course's code defines it, and this copy is weak by hand (__attribute__((weak)), an "
+                       "alias, an assembler .weak), not C++'s copy of an inline function or template")
+            elif not strong and sym in course_defined and (family := allow.judge(sym, names.get(sym, sym)))[0] \
+                    is not UNLISTED and not family[1]:
+                why = (f"the course's code defines it, and a kernel file may not use it ({family[0].rule}): a copy "
+                       f"of the harness's inline code, which the linker may take for the harness's own calls")
+            elif sym in exported and (strong or not sym.startswith("_Z") or versioned not in o.comdat):
                 why = "a system library (libc, libm, libstdc++, libgcc_s, the CUDA runtime) exports it"
             if why:
                 shown = shown_name(names.get(versioned, versioned)) + (
