@@ -16,7 +16,7 @@
 // one sb. Loaded by each consumer thread from L2 (__ldg, issued before the
 // next slice's issue and the wait for this one), the scales cost 19% of step
 // 3's rate at commit e541eba (945 against 1167 TFLOP/s at 8192³, one slice in
-// flight: README, Results), and with two slices in flight the step ran at
+// flight: results/h200x2/fp8/e541eba/), and with two slices in flight the step ran at
 // 0.78× / 0.81× of cuBLASLt's FP8 GEMM (8192³ / 4096 × 7168 × 16384) where
 // step 3 ran at 0.92× / 0.95×. Storing sa k-major, so that a warp's loads of
 // one slice fall in 2 sectors instead of 16, made it no faster (0.75× /
