@@ -45,8 +45,9 @@ HMMA_CLOCKS = {9: 1.5}  # clocks of an SM's tensor pipe that one HMMA.16816 hold
                         # fitted: lab 30's probe of mma.sync alone (FP16 from registers, no loads; results/h100/notes/
                         # 30_tensor_core_gemm.md) reached at best 654.9 TFLOP/s, 0.61 of the 1070.5 peak, and the SASS
                         # stall counts space one scheduler's HMMAs 6 clocks apart (1.5 an SM, 4 schedulers); Nsight
-                        # Compute's tensor-pipe cycles per shared wavefront in lab 30's two mma.sync GEMMs give 1.50
-                        # and 1.57 clocks per HMMA. On sm_80 the HMMA is the peak's own instruction (absent: 1)
+                        # Compute's tensor-pipe cycles over the shared wavefronts of lab 30's two mma.sync GEMMs (one
+                        # ldmatrix wavefront per HMMA) give 1.50 and 1.43-1.57. On sm_80 the HMMA is the peak's own
+                        # instruction (absent: 1)
 SHARED_PER_MATH = 0.5   # shared-memory instructions per FP32 math instruction in the hot loop: shared-bound
 SHARED_PER_MMA = 2.0    # ... per tensor-core instruction
 SHARED_PER_GLOBAL = 4.0  # memory-side kernels: shared instructions per global access
