@@ -87,6 +87,44 @@ class Binary(unittest.TestCase):
         self.assertEqual(whole.wide_load_share, 0.5)
         self.assertEqual(whole.global_store_bytes, {4: 1})
 
+    def test_a_collectives_convergence_loop_is_not_the_pass(self):
+        # Lab 07's warp_shuffle in miniature: two loads, then the compiler's loop around a shuffle for a warp
+        # that may arrive diverged (WARPSYNC, SHFL, ENDCOLLECTIVE, a branch back), then the store. The kernel has
+        # no data loop: the whole kernel is the pass, not the convergence loop.
+        sass = textwrap.dedent("""\
+            arch = sm_90
+            \t\tFunction : _Z7reducePKfPf
+                    /*0000*/                   LDG.E.64 R2, desc[UR4][R4.64] ;
+                    /*0010*/                   FADD R6, R2, R3 ;
+                    /*0020*/                   WARPSYNC R7 ;
+                    /*0030*/                   SHFL.DOWN PT, R8, R6, 0x10, 0x1f ;
+                    /*0040*/                   FADD R6, R6, R8 ;
+                    /*0050*/                   ENDCOLLECTIVE ;
+                    /*0060*/              @!P0 BRA 0x20 ;
+                    /*0070*/                   STG.E desc[UR4][R4.64], R6 ;
+                    /*0080*/                   EXIT ;
+                    /*0090*/                   BRA 0x90;
+            """)
+        ins = binary.parse_sass(sass)[("sm_90", "_Z7reducePKfPf")]
+        self.assertEqual(binary.loops(ins), [(0x20, 0x60)])
+        hot, where = binary.hot_region(ins)
+        self.assertEqual(where, "the whole kernel (no loop)")
+        self.assertTrue(binary.mix(ins[2:7], "loop").collective_only)
+        self.assertFalse(binary.mix(ins, "all").collective_only)       # it loads: a pass over data
+        # A data loop with a shuffle in it stays the hot loop.
+        data = sass.replace("/*0020*/                   WARPSYNC R7", "/*0020*/                   LDG.E R9, desc[UR4][R4.64]")
+        data = data.replace("@!P0 BRA 0x20", "@!P0 BRA 0x00")
+        hot, where = binary.hot_region(binary.parse_sass(data)[("sm_90", "_Z7reducePKfPf")])
+        self.assertIn("0x0000-0x0060", where)
+        # Evidence whose hot loop is such a loop (read before hot_region knew them) gives no issue estimate.
+        r = h200_record(median_ms=0.126112, bytes=268435456, gbps=2128.55, gflops=532.0, peak="fp32",
+                        peak_gflops=66908.0)
+        loop = hot_kernel({"WARPSYNC": 5, "SHFL": 5, "ENDCOLLECTIVE": 5, "FADD": 5, "STG": 1, "IMAD": 8}).hot
+        loop.global_store_bytes = {4: 1}
+        self.assertIsNone(nc.issue_share(r, loop))
+        loop.counts["ENDCOLLECTIVE"] = 0
+        self.assertIsNotNone(nc.issue_share(r, loop))
+
     def test_analyse_and_spills(self):
         k = binary.analyse(RES, SASS, "kernel")[0]
         self.assertTrue(k.spills)                    # LOCAL:8
@@ -482,31 +520,79 @@ class Diagnosis(unittest.TestCase):
 
     def test_shared_pipe_against_the_tensor_cores(self):
         # An mma.sync GEMM at 33% of the FP16 tensor peak (lab 30's mma_ldmatrix as recorded on the H200): 44
-        # ldmatrix.x4 (512 bytes each, 176 cycles of the shared pipe) for 128 HMMA.16816 (4096 FLOPs each, one
-        # cycle each at the H200's 4096 FLOPs per SM and clock).
+        # ldmatrix.x4 and STS.128 (512 bytes each, 176 cycles of L1's data pipe) and the global loads staged
+        # through registers (12 LDG.128 and 96 LDG.U16, 96 cycles), for 128 HMMA.16816 (4096 FLOPs each, one
+        # clock at the H200's 4096 FLOPs per SM and clock, and 1.5 for the HMMA on sm_90: 192).
         r = h200_record(median_ms=0.38912, bytes=134217728, flops=137438953472, gbps=344.926, gflops=353205.0,
                         peak="fp16_tensor", peak_gflops=1070530.0, ceiling="cublas", ceiling_value=728825.0,
                         resources={"block_threads": 256, "blocks_per_sm": 1, "occupancy": 0.125})
-        gemm = hot_kernel({"LDSM": 44, "HMMA": 128, "LDGSTS": 16, "BAR": 2, "IMAD": 40})
+        gemm = hot_kernel({"LDSM": 32, "STS": 12, "HMMA": 128, "LDG": 108, "BAR": 2, "IMAD": 40}, {16: 12, 2: 96})
         gemm.hot.shared_bytes = {16: 44}
         pipe, mma = nc.shared_vs_tensor(r, gemm.hot)
-        self.assertEqual(pipe, 176.0)
-        self.assertAlmostEqual(mma, 128.0, places=3)
+        self.assertEqual(pipe, 176.0 + 96.0)
+        self.assertAlmostEqual(mma, 128.0 * nc.HMMA_CLOCKS[9], places=2)
         d = nc.diagnose(r, self.bw(r), kernel=gemm)
         self.assertEqual((d.limiter, d.confidence), ("shared-memory-bound", "likely"))
-        self.assertIn("176 cycles", d.findings[0].text)
-        # Half the ldmatrix per MMA (88 cycles against 128): the tensor cores are the busier, idle at 33%.
-        gemm.hot.shared_bytes = {16: 22}
-        d = nc.diagnose(r, self.bw(r), kernel=gemm)
+        self.assertIn("272 cycles", d.findings[0].text)
+        # The same loop fed by cp.async (no register staging): 176 cycles against 192, the tensor cores the
+        # busier; at 33% of the wgmma peak (49% of mma.sync's) they idle.
+        fed = hot_kernel({"LDSM": 32, "STS": 12, "HMMA": 128, "LDGSTS": 12, "BAR": 2, "IMAD": 40})
+        fed.hot.shared_bytes = {16: 44}
+        d = nc.diagnose(r, self.bw(r), kernel=fed)
         self.assertEqual(d.limiter, "latency-bound")
         self.assertIn("idle-tensor", d.kinds())
-        # Not a 16-bit tensor peak (the HMMA shape is then another), or no SM count: no estimate.
-        gemm.hot.shared_bytes = {16: 44}
+        # Not a 16-bit tensor peak (the HMMA shape is then another): no estimate. A record without its SM count
+        # takes it from the 16-bit tensor peak (4096 FLOPs an SM a clock on sm_90): the same estimate.
         self.assertIsNone(nc.shared_vs_tensor(dict(r, peak="tf32_tensor"), gemm.hot))
-        self.assertIsNone(nc.shared_vs_tensor({k: v for k, v in r.items() if k != "sms"}, gemm.hot))
-        # At half the tensor peak the compute-bound rule comes first, whatever the shared side.
-        busy = dict(r, gflops=0.55 * r["peak_gflops"])
+        self.assertEqual(nc.sm_count({k: v for k, v in r.items() if k != "sms"}), 132)
+        self.assertEqual(nc.shared_vs_tensor({k: v for k, v in r.items() if k != "sms"}, gemm.hot),
+                         nc.shared_vs_tensor(r, gemm.hot))
+        self.assertIsNone(nc.sm_count({k: v for k, v in r.items() if k not in ("sms", "cc")}))
+        # At half of mma.sync's ceiling (a third of the wgmma peak) the compute-bound rule comes first, whatever
+        # the shared side.
+        busy = dict(r, gflops=0.35 * r["peak_gflops"])
         self.assertEqual(nc.diagnose(busy, self.bw(busy), kernel=gemm).limiter, "compute-bound")
+
+    def test_an_mma_sync_kernel_is_measured_against_mma_syncs_ceiling(self):
+        # Lab 30's cp_async_pipeline as recorded on the H200: 41% of the FP16 tensor peak, which is wgmma's. Its
+        # HMMAs hold the tensor pipe 1.5 clocks each on sm_90: 62% of what mma.sync can do, compute-bound (Nsight
+        # Compute: the tensor pipe 73% busy). A wgmma kernel at the same share stays idle-tensor, and so does an
+        # HMMA kernel on a GPU whose peak is the HMMA's own (sm_80).
+        r = h200_record(median_ms=0.312528, bytes=134217728, flops=137438953472, gbps=429.458, gflops=439765.0,
+                        peak="fp16_tensor", peak_gflops=1070530.0, ceiling="cublas", ceiling_value=728825.0,
+                        resources={"block_threads": 256, "blocks_per_sm": 1, "occupancy": 0.125})
+        hmma = hot_kernel({"LDSM": 32, "HMMA": 128, "LDGSTS": 12, "BAR": 1, "IMAD": 40})
+        hmma.hot.shared_bytes = {16: 32}
+        self.assertAlmostEqual(nc.tensor_share(r, hmma.hot, 41.08), 41.08 * 1.5)
+        d = nc.diagnose(r, self.bw(r), kernel=hmma)
+        self.assertEqual(d.limiter, "compute-bound")
+        self.assertIn("mma.sync's HMMA reaches 67% of it", d.findings[0].text)
+        hgmma = hot_kernel({"HGMMA": 8, "BAR": 1, "IMAD": 40})
+        self.assertEqual(nc.diagnose(r, self.bw(r), kernel=hgmma).limiter, "latency-bound")
+        ampere = dict(r, cc="8.0")
+        self.assertEqual(nc.hmma_clocks(ampere, hmma.hot), 1.0)
+        self.assertEqual(nc.diagnose(ampere, self.bw(ampere), kernel=hmma).limiter, "latency-bound")
+
+    def test_a_match_in_the_hot_loop_is_a_busy_unit(self):
+        # Lab 24's warp_aggregated as recorded on the H200: 32 MATCH, 33 shared atomics and 9 shared loads and
+        # stores per 3 global loads. The count ratio said shared-memory-bound; the match's unit is the busy one
+        # (Nsight Compute: the ADU pipe 94%), and the timing comes to 69 SM clocks per MATCH.
+        r = h200_record(median_ms=0.538688, bytes=67109888, flops=0, gbps=124.58, gflops=0, peak="fp32",
+                        peak_gflops=66908.0, ceiling="d2d_copy_gbps", ceiling_value=4200.0,
+                        resources={"block_threads": 256, "blocks_per_sm": 8, "occupancy": 1})
+        counts = {"MATCH": 32, "ATOMS": 33, "LDS": 8, "STS": 1, "LDG": 3, "BRA": 69, "POPC": 32, "IMAD": 48}
+        k = hot_kernel(counts, {16: 2, 1: 1})
+        d = nc.diagnose(r, (4200.0, "measured"), kernel=k)
+        self.assertEqual((d.limiter, d.confidence), ("compute-bound", "likely"))
+        self.assertIn("match", d.kinds())
+        self.assertIn("69 SM clocks per MATCH", d.findings[0].text)
+        # The same loop without the match (lab 24's warp_privatized): the count ratio decides, as before.
+        k = hot_kernel({op: n for op, n in counts.items() if op != "MATCH"}, {16: 2, 1: 1})
+        self.assertEqual(nc.diagnose(r, (4200.0, "measured"), kernel=k).limiter, "shared-memory-bound")
+        # At the bandwidth line the bandwidth decides.
+        fast = dict(r, gbps=3000.0)
+        self.assertEqual(nc.diagnose(fast, (4200.0, "measured"), kernel=hot_kernel(counts, {16: 2, 1: 1})).limiter,
+                         "memory-bound")
 
     def test_shared_memory_before_barriers(self):
         # A tree reduction in shared memory: 26 shared accesses and 9 barriers per 2 global ones.

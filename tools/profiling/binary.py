@@ -138,7 +138,10 @@ def innermost(spans):
 
 def hot_region(instructions):
     """The instructions of the innermost loops, or all of them for a kernel without loops."""
-    spans = innermost(loops(instructions))
+    # A collective's convergence loop is no loop of the kernel's: the loop around it, if any, is the innermost,
+    # and without one the whole kernel is the pass.
+    spans = innermost([s for s in loops(instructions)
+                       if not mix([i for i in instructions if s[0] <= i.address <= s[1]], "").collective_only])
     # A loop of a few instructions is a wait (an mbarrier try-wait, a spin on a
     # flag), not work: counted only when the kernel has no other loop.
     def waits(span):
@@ -232,6 +235,24 @@ class Mix:
         if not self.shared_bytes:
             return None
         return sum(b * 32 / 128 * c for b, c in self.shared_bytes.items())
+
+    @property
+    def collective_only(self):
+        """A warp collective's convergence loop, not a pass over data: ENDCOLLECTIVE (the compiler's loop around a
+        shuffle or vote for a warp that may arrive diverged, run once by a converged warp) with no global load,
+        no shared access and no async copy. Lab 07's warp_shuffle, a kernel without a data loop, has one such
+        loop of 44 instructions around its 5 shuffles; taken as the pass over the 4 bytes it stores, it put the
+        issue at 70% where Nsight Compute counted about half of that."""
+        return bool(self.n("ENDCOLLECTIVE")) and not (self.n(*GLOBAL_LOADS) or self.n(*SHARED) or
+                                                       self.n(*ATOMICS_SHARED) or self.n(*ASYNC_COPIES))
+
+    @property
+    def global_load_pipe_cycles(self):
+        """Cycles of the same 128-bytes-a-cycle data pipe that one pass of the region's global loads takes per
+        warp, at full width: a load's bytes come back to the registers through L1's data pipe, the one shared
+        memory uses (Nsight Compute's l1tex__data_pipe_lsu_wavefronts counts both). cp.async and TMA copies are
+        not counted: the evidence does not keep their widths."""
+        return sum(b * 32 / 128 * c for b, c in self.global_load_bytes.items())
 
     def summary(self):
         parts = []

@@ -39,6 +39,15 @@ MMA_FLOPS = {"HMMA": 4096}  # FLOPs of one warp's tensor-core instruction: HMMA.
                         # inputs, and each half of a 16x16x16 wmma) does 2 x 16 x 8 x 16; the other shapes and
                         # instructions (HMMA.1688, IMMA, HGMMA) are not counted here
 MMA_SHARED_PEAKS = ("fp16_tensor", "bf16_tensor")  # the record's peaks under which an HMMA is that shape
+HMMA_CLOCKS = {9: 1.5}  # clocks of an SM's tensor pipe that one HMMA.16816 holds, by compute capability major, where
+                        # the record's 16-bit tensor peak gives it one. On sm_90 that peak is wgmma's (HGMMA);
+                        # mma.sync and wmma compile to Ampere's HMMA, which issues at two thirds of it. Measured, not
+                        # fitted: lab 30's probe of mma.sync alone (FP16 from registers, no loads; results/h100/notes/
+                        # 30_tensor_core_gemm.md) reached at best 654.9 TFLOP/s, 0.61 of the 1070.5 peak, and the SASS
+                        # stall counts space one scheduler's HMMAs 6 clocks apart (1.5 an SM, 4 schedulers); Nsight
+                        # Compute's tensor-pipe cycles over the shared wavefronts of lab 30's two mma.sync GEMMs (one
+                        # ldmatrix wavefront per HMMA) give 1.50 and 1.43-1.57. On sm_80 the HMMA is the peak's own
+                        # instruction (absent: 1)
 SHARED_PER_MATH = 0.5   # shared-memory instructions per FP32 math instruction in the hot loop: shared-bound
 SHARED_PER_MMA = 2.0    # ... per tensor-core instruction
 SHARED_PER_GLOBAL = 4.0  # memory-side kernels: shared instructions per global access
@@ -54,6 +63,8 @@ ARITHMETIC_WARPS = 4    # warps per scheduler that hide the arithmetic pipes' de
 PROPORTIONAL = 0.8      # time ~ work^e at the large end of the size ladder with e at least this: the GPU is full
 WARPS_PER_SM = 64       # sm_90 (occupancy.SM90)
 FP32_LANES = {7: 64, 8: 128, 9: 128, 10: 128, 12: 128}  # FP32 lanes per SM by compute capability major; 8.0: 64
+TENSOR_16BIT_PER_SM = {"9.0": 4096}  # dense FP16/BF16 tensor FLOPs per SM per clock: the H200's records that carry
+                        # their SM count give 1070.5 TFLOP/s on 132 SMs at 1980 MHz, 4096 an SM a clock
 LIMITERS = ("memory-bound", "compute-bound", "shared-memory-bound", "latency-bound")
 
 
@@ -238,10 +249,15 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
                 "More, smaller blocks (smaller output tiles per block); split the contraction across blocks and "
                 "add the parts (split-K, as lab 14's split_k does); or a persistent grid of one wave that loops "
                 "over the tiles.", ["partial-grid"])
-    if tensor and (ppeak or 0) >= TENSOR_BUSY:
+    # The tensor cores against the ceiling of the instruction the kernel runs: an mma.sync kernel on sm_90 cannot
+    # pass two thirds of the wgmma peak (HMMA_CLOCKS), so its share of that peak understates how busy they are.
+    share = tensor_share(record, hot, ppeak) if tensor else None
+    hmma = f" ({ppeak:.0f}% of the {record.get('peak')} peak, which is wgmma's; mma.sync's HMMA reaches {100 / hmma_clocks(record, hot):.0f}% of it)" \
+        if share is not None and hmma_clocks(record, hot) != 1.0 else ""
+    if tensor and (share or 0) >= TENSOR_BUSY:
         return ("compute-bound", "likely",
-                f"a tensor-core kernel at {ppeak:.0f}% of the tensor peak: the MMA units are the busiest unit"
-                f"{'' if ppeak >= BUSY else f', and the tensor pipe runs busier than the FLOPs show (Nsight Compute calls a unit the bound from {BUSY:.0f}% of its cycles)'}.",
+                f"a tensor-core kernel at {share:.0f}% of its instruction's tensor peak{hmma}: the MMA units are the busiest unit"
+                f"{'' if share >= BUSY else f', and the tensor pipe runs busier than the FLOPs show (Nsight Compute calls a unit the bound from {BUSY:.0f}% of its cycles)'}.",
                 "Keep the tensor cores fed: deeper pipelines (more stages), larger tiles, wgmma over mma.sync.", [])
     mma = hot.tensor_ops if hot else 0
     math_ops = hot.fp32_ops if hot else 0
@@ -259,6 +275,9 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
                 "warps wait for them.",
                 "Privatise: a histogram per block (or warp) in shared memory, merged once per block.",
                 ["atomics"])
+    matched = match_bound(record, hot, pbw) if not tensor else None
+    if matched:
+        return matched
     if tensor and mma and shared / mma >= SHARED_PER_MMA:
         return ("shared-memory-bound", "likely",
                 f"{shared} shared-memory instructions for {mma} tensor-core instructions in the hot loop.",
@@ -267,10 +286,12 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
     if fed and fed[0] >= fed[1]:
         pipe_cycles, mma_cycles = fed
         return ("shared-memory-bound", "likely",
-                f"the hot loop's shared loads take about {pipe_cycles:.0f} cycles of the SM's shared-memory "
-                f"bandwidth (128 bytes a cycle) per warp, its {hot.n(*MMA_FLOPS)} MMAs about {mma_cycles:.0f} cycles "
-                f"of the tensor cores at their peak ({MMA_FLOPS['HMMA']} FLOPs each), at {ppeak or 0:.0f}% of "
-                "the tensor peak: the shared-memory pipe that feeds the MMAs (an ldmatrix.x4 moves 512 bytes, "
+                f"the hot loop's shared loads and stores, and the global loads staged through registers, take "
+                f"about {pipe_cycles:.0f} cycles of L1's data pipe (128 bytes a cycle, the one shared memory "
+                f"uses) per warp, its {hot.n(*MMA_FLOPS)} MMAs about {mma_cycles:.0f} cycles "
+                f"of the tensor cores at their rate for that instruction ({MMA_FLOPS['HMMA']} FLOPs each, "
+                f"{hmma_clocks(record, hot):g} clock{'' if hmma_clocks(record, hot) == 1 else 's'} of the pipe at the "
+                f"record's peak), at {ppeak or 0:.0f}% of the tensor peak: the shared-memory pipe that feeds the MMAs (an ldmatrix.x4 moves 512 bytes, "
                 "4 cycles of it) is as busy as the tensor cores or busier.",
                 "Reuse each loaded fragment over more MMAs (larger warp tiles), or let the tensor cores read "
                 "their operands from shared memory themselves (wgmma on sm_90); no bank conflicts (swizzled "
@@ -364,7 +385,7 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
     if tensor and ppeak is not None:
         # The busiest unit is not a busy one: below TENSOR_BUSY the tensor cores wait more than they work.
         return ("latency-bound", "likely",
-                why + f": the tensor cores are the busiest unit, yet at {ppeak:.0f}% of their peak they idle more "
+                why + f": the tensor cores are the busiest unit, yet at {share:.0f}% of their peak{hmma} they idle more "
                 f"cycles than they work, far from the {BUSY:.0f}% at which a unit is the bound; the warps wait "
                 "(barriers, the pipeline's waits for loaded tiles, the softmax between the MMAs).",
                 "More MMAs in flight: deeper pipelines (more stages), warpgroups that overlap one tile's softmax "
@@ -372,6 +393,38 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
     return ("latency-bound", "likely", why + ": the warps spend their time waiting.",
             "More independent work in flight: more warps, more independent loads or FMAs per thread, shorter "
             "dependency chains.", tags)
+
+
+def match_bound(record, hot, pbw):
+    """compute-bound (likely, match) for a hot loop that runs __match_any_sync (SASS MATCH) below the bandwidth
+    line, or None. A MATCH takes one issue slot and then holds a unit of the SM longer the more values its lanes
+    hold: lab 24's warp_aggregated histogram runs the same instructions in 2.081 ms on 2^28 uniform
+    bytes (32 lanes over 256 bins, nearly all different) and in 0.254 ms on one bin (8.2x; the lab's H100 table),
+    and Nsight Compute found the SM's ADU pipe (which handles divergent branches) 94% busy on the
+    uniform input while the issue was at 8%: the match and the divergent branches around each leader's update,
+    both costs that depend on the data (on one bin there is one group and no divergence). Neither the issue
+    estimate nor the shared-memory counts price them, so where a MATCH is in the hot loop and the bandwidth is
+    below the line, that unit is taken as the busiest. The text gives the SM clocks per MATCH that the timing
+    implies (an instruction's issue alone takes a quarter of one: 4 schedulers)."""
+    if not (hot and hot.n("MATCH")) or (pbw or 0) >= BUSY:
+        return None
+    mhz = ((record.get("clocks") or {}).get("before") or {}).get("sm_mhz")
+    sms = sm_count(record)
+    per_thread = sum(b * n for b, n in hot.global_load_bytes.items()) + \
+        sum(b * n for b, n in hot.global_store_bytes.items())
+    clocks = ""
+    if mhz and sms and per_thread and record.get("bytes"):
+        matches_per_sm = record["bytes"] / (32 * per_thread) * hot.n("MATCH") / sms
+        clocks = (f"; the timing comes to {record['median_ms'] * 1e3 * mhz / matches_per_sm:.0f} SM clocks per MATCH "
+                  f"({record['median_ms'] * 1e3:.4g} us at {mhz} MHz on {sms} SMs)")
+    return ("compute-bound", "likely",
+            f"{hot.n('MATCH')} MATCH (__match_any_sync) in the hot loop at {pbw or 0:.0f}% of the copy bandwidth"
+            f"{clocks}: a match holds a unit of the SM for as long as the warp's lanes hold different values (lab "
+            "24's warp_aggregated: 8.2x slower on uniform bytes than on one bin), a cost no count of instructions "
+            "shows; that unit, not the memory system, sets the pace.",
+            "Match only where lanes are likely to agree: test first whether the warp holds one value (__all_sync "
+            "of a shuffle of lane 0's) and skip the match otherwise, or aggregate runs within each thread's own "
+            "samples.", ["match"])
 
 
 def issue_bound(issue, pbw):
@@ -387,6 +440,21 @@ def issue_bound(issue, pbw):
             "arithmetic), wider accesses (one LDG.128 for four LDG), simpler indexing.", ["issue"])
 
 
+def hmma_clocks(record, hot):
+    """Clocks of the tensor pipe per HMMA at the record's tensor peak: HMMA_CLOCKS for a hot loop whose tensor-core
+    instructions are all HMMA on a GPU where the peak belongs to another instruction (sm_90: HGMMA), else 1."""
+    cc = str(record.get("cc") or "")
+    if not (hot and hot.n("HMMA") and hot.n("HMMA") == hot.tensor_ops and cc[:1].isdigit()):
+        return 1.0
+    return HMMA_CLOCKS.get(int(cc.split(".")[0]), 1.0)
+
+
+def tensor_share(record, hot, ppeak):
+    """% of the ceiling of the kernel's own tensor-core instruction: the share of the record's tensor peak times
+    hmma_clocks (an mma.sync kernel at 41% of an H200's wgmma peak is at 61% of what mma.sync can do)."""
+    return None if ppeak is None else ppeak * hmma_clocks(record, hot)
+
+
 def shared_vs_tensor(record, hot):
     """(shared-pipe cycles, tensor-core cycles) that one pass of the hot loop takes per warp, or None: the
     shared loads and stores at their full width (128 bytes a cycle: an LDSM.x4 512 bytes, 4 cycles) against the
@@ -400,8 +468,13 @@ def shared_vs_tensor(record, hot):
     pipe = hot.shared_pipe_cycles if hot else None
     if record.get("peak") not in MMA_SHARED_PEAKS or not (mma and pipe and mhz and sms and peak):
         return None
+    # Global loads staged through registers (LDG, then STS) cross L1's data pipe twice: coming back from L2 (the
+    # LDG, counted here) and stored (the STS, counted with the shared accesses). Lab 30's mma_ldmatrix does so; Nsight Compute found that pipe at 70.6% of its peak there
+    # and its shared wavefronts alone at 53.5%: the loads are a quarter of what the pipe carries, which the
+    # shared accesses alone leave out. cp.async writes shared memory without the round trip.
+    pipe += hot.global_load_pipe_cycles
     per_clock = peak * 1e3 / (sms * mhz)            # FLOPs an SM's tensor cores do a clock at the peak
-    return pipe, sum(MMA_FLOPS[op] * hot.n(op) for op in MMA_FLOPS) / per_clock
+    return pipe, sum(MMA_FLOPS[op] * hot.n(op) for op in MMA_FLOPS) / per_clock * hmma_clocks(record, hot)
 
 
 def arithmetic_bound(record, scaling, hot):
@@ -495,16 +568,23 @@ def partial_grid(record, kernel=None):
 
 
 def sm_count(record):
-    """SMs of the GPU: the record's own count (records from this harness), else from its FP32 peak, its SM clock
-    and its FP32 lanes per SM; None when unknown."""
+    """SMs of the GPU: the record's own count (records from this harness), else from its peak, its SM clock and
+    what one SM does a clock: FP32 lanes for an FP32 peak, TENSOR_16BIT_PER_SM for a 16-bit tensor peak (records
+    written before they carried the SM count, lab 30's wmma among them); None when unknown."""
     if record.get("sms"):
         return record["sms"]
     cc, mhz = str(record.get("cc") or ""), ((record.get("clocks") or {}).get("before") or {}).get("sm_mhz")
-    if record.get("peak") != "fp32" or not record.get("peak_gflops") or not mhz or not cc[:1].isdigit():
+    if not record.get("peak_gflops") or not mhz or not cc[:1].isdigit():
         return None
-    major = int(cc.split(".")[0])
-    lanes = 64 if cc in ("7.0", "7.5", "8.0") else FP32_LANES.get(major)
-    return round(record["peak_gflops"] * 1e3 / (2 * lanes * mhz)) if lanes else None
+    if record.get("peak") in MMA_SHARED_PEAKS:
+        per_clock = TENSOR_16BIT_PER_SM.get(cc)
+    elif record.get("peak") == "fp32":
+        major = int(cc.split(".")[0])
+        lanes = 64 if cc in ("7.0", "7.5", "8.0") else FP32_LANES.get(major)
+        per_clock = 2 * lanes if lanes else None
+    else:
+        return None
+    return round(record["peak_gflops"] * 1e3 / (per_clock * mhz)) if per_clock else None
 
 
 def issue_share(record, hot):
@@ -517,7 +597,7 @@ def issue_share(record, hot):
     hot code does not move (stores after a loop) make it high."""
     mhz = ((record.get("clocks") or {}).get("before") or {}).get("sm_mhz")
     sms = sm_count(record)
-    if not (hot and mhz and sms):
+    if not (hot and mhz and sms) or hot.collective_only:   # evidence read before binary.hot_region knew them
         return None
     instructions = hot.instructions - hot.n("NOP")
     per_thread = sum(b * n for b, n in hot.global_load_bytes.items()) + \
