@@ -204,6 +204,15 @@ def grade(args):
             print(header, flush=True)
         print(f"  {lab:<28} {verdict}", flush=True)
 
+    def checked(lab):
+        # WRONG says its first problem at once, cut to one line: a grading stopped
+        # before its summary (a time limit, a lost machine) still says why.
+        problems = results[lab].problems
+        if not problems:
+            return progress(lab, "checked")
+        first_line = problems[0].strip().splitlines()[0] if problems[0].strip() else ""
+        progress(lab, "WRONG" + (f": {first_line[:160]}{'...' if len(first_line) > 160 else ''}" if first_line else ""))
+
     def graded_build(lab):
         # A lab without student files would have nothing of the submission in
         # it: the course's own build runs it, trusted and unjudged.
@@ -237,7 +246,7 @@ def grade(args):
             first = to_check[0]
             results[first] = check_lab(first, prog_of(first), config[first], seed, args, out, first=True,
                                        untrusted=trust_of(first), judge_prog=course_build / "labs" / first / first)
-            progress(first, "checked" if not results[first].problems else "WRONG")
+            checked(first)
         with ThreadPoolExecutor(max_workers=args.parallel) as pool:
             futures = {lab: pool.submit(check_lab, lab, prog_of(lab), config[lab], seed, args, out,
                                         untrusted=trust_of(lab), judge_prog=course_build / "labs" / lab / lab)
@@ -247,7 +256,7 @@ def grade(args):
                     results[lab] = future.result()
                 except NoGpu as e:  # a later lab found no device: the GPU went away
                     results[lab] = LabResult(lab, config[lab], problems=[f"no GPU: {e}"])
-                progress(lab, "checked" if not results[lab].problems else "WRONG")
+                checked(lab)
             # The benchmarks next, one lab at a time alone on the GPU (benchmark_lab
             # returns once its runs are done); then the compute-sanitizer runs
             # beside the benchmarks' judges (where the GPU has room for both):

@@ -658,6 +658,9 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(tests["04_reduction: performance"]["score"], 0)
         self.assertIn("repeated run", tests["04_reduction: correctness"]["output"])
         self.assertEqual(tests["05_matmul: correctness"]["score"], 6)
+        # The progress line says why at once, before any summary.
+        wrong = [line for line in out.splitlines() if line.strip().startswith("04_reduction") and "WRONG" in line]
+        self.assertTrue(wrong and "repeated run" in wrong[0], out)
 
     def test_crash_and_hang_score_zero(self):
         config = Path(self.tmp.name) / "short.toml"
