@@ -33,6 +33,7 @@ object, with g++) into fake builds in a temporary folder, then checks that:
 Run: PYTHONPATH=tools python3 tests/grading/test_audit.py [BUILD]   (meson test sets PYTHONPATH)
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -597,6 +598,31 @@ class CourseBuild(unittest.TestCase):
         for lab in labs:
             with self.subTest(lab=lab):
                 self.assertEqual(audit.audit_lab(COURSE_BUILD, lab), [])
+
+    def test_the_course_library_comes_before_the_kernels_on_every_link_line(self):
+        """The linker keeps the first of the weak copies several objects carry (an
+        inline function, a template, a vtable): with libcudalabs.a before a lab's
+        kernel archive, the harness runs on the course's copies, never a kernel
+        file's (labs/meson.build). Read from this build's own link lines."""
+        ninja = COURSE_BUILD / "build.ninja" if COURSE_BUILD else None
+        if ninja is None or not ninja.is_file():
+            self.skipTest("no configured course build given (argument 1)")
+        lines = ninja.read_text().splitlines()
+        checked = 0
+        for i, line in enumerate(lines):
+            m = re.match(r"^build (labs/(\d\d_\w+)/\2): \w*LINKER ", line)
+            if not m:
+                continue
+            args = lines[i + 1] if i + 1 < len(lines) else ""
+            libs = re.findall(r"(?:^|[\s=])(\S+\.a)\b", args)
+            kernels = [k for k, lib in enumerate(libs) if f"labs/{m.group(2)}/" in lib]
+            if not kernels:
+                continue  # lab 19: its kernels are loaded as a module, not linked
+            course = [k for k, lib in enumerate(libs) if lib.endswith("common/libcudalabs.a")]
+            with self.subTest(lab=m.group(2)):
+                self.assertTrue(course and course[0] < min(kernels), f"{m.group(2)} links {libs}")
+            checked += 1
+        self.assertGreater(checked, 20)
 
     def test_lab_additions_name_course_labs(self):
         """Every [labs.*] of the allow-list is a lab of the course (labs/NN_name/)."""
