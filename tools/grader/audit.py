@@ -730,14 +730,16 @@ def redefinitions(build, lab, allow, objects, names, problems):
     (GCC 12 in C++20: std::string's members) are the exception.
 
     A weak copy the course defines too is the linker's to choose, and it takes the
-    first: the kernel archive comes before the course library on the link line, so
-    the student's copy of an inline function that only libcudalabs.a emits
-    (Recorder::baseline_for, Session's vtable) would serve the harness's calls.
-    Such a copy is accepted only when it is C++'s own (in a COMDAT group, as every
-    inline function and template instantiation is) and of nothing the allow-list
-    rejects as an import (the harness's internals, another lab's code); a
-    definition made weak by hand is never accepted for a symbol the course or a
-    system library defines."""
+    first it meets. Every lab links libcudalabs.a before its kernel archive
+    (labs/meson.build), so for C++'s copies (COMDAT groups: every inline function
+    and template instantiation) the course's wins; a build that linked the other
+    way round would let the student's copy of an inline function that only
+    libcudalabs.a emits (Recorder::baseline_for, Session's vtable) serve the
+    harness's calls. So a COMDAT copy of what the allow-list rejects as an import
+    (the harness's internals, another lab's code) is rejected whatever the order,
+    and a definition made weak by hand (outside a group, where the linker's rule
+    is another) is never accepted for a symbol the course or a system library
+    defines."""
     course_defined, course_used = {}, set()
     for path in course_objects(build, lab, allow.path):
         if path.is_file():
