@@ -465,6 +465,18 @@ class IncludeCheck(unittest.TestCase):
             self.assertTrue(found, line)
             self.assertIn("k.cuh:", found[0])
 
+    def test_line_directives_and_renamed_probes_are_refused(self):
+        # GCC prints a diagnostic's source line from the file a line directive
+        # names: '#line 1 "/etc/passwd"' then '#warning x' writes /etc/passwd's
+        # first line into the build log (GCC 12, through nvcc 13 too).
+        for line in ['#line 1 "/etc/passwd"\n#warning x', '# 1 "/etc/passwd"\n#error x',
+                     '%:line 2 "/etc/hostname"', '#define F "/etc/passwd"\n#line 1 F',
+                     # __has_include renamed by a macro: a probe the text cannot read
+                     '#define H __has_include\n#if H("/etc/hostname")\n#endif']:
+            found = self.problems(line + "\n")
+            self.assertTrue(found, line)
+            self.assertIn("k.cuh:", found[0])
+
     def test_comments_may_mention_what_code_may_not(self):
         self.assertEqual(self.problems('#include <cuda_runtime.h>  // not .include or .incbin: those read files\n'
                                        '/* #pragma GCC dependency is refused too */\nint k = 1\'000;\n'), [])

@@ -13,11 +13,15 @@ comments; a directive's '#' may be spelt %: or ??=):
   - #include / #include_next / __has_include / #embed of an absolute path or
     of a path with a `..` component, except the course's own form for another
     lab's header, "../NN_lab/file.cuh";
-  - a computed include (`#include SOME_MACRO`, `__has_include(SOME_MACRO)`):
-    its path cannot be checked here;
+  - a computed include (`#include SOME_MACRO`, `__has_include(SOME_MACRO)`,
+    `__has_include` renamed by a macro): its path cannot be checked here;
   - the assembler's `.incbin` and `.include` (in an asm statement, also split
     across string pieces, ".inc" "bin"): they paste a file's bytes in;
-  - `#pragma GCC dependency` (and its _Pragma form): it looks a file up.
+  - `#pragma GCC dependency` (and its _Pragma form): it looks a file up;
+  - a line directive, `#line 1 "/etc/passwd"` or GCC's marker `# 1 "/etc/passwd"`:
+    it reads nothing itself, but GCC prints a diagnostic's source line from the
+    file the directive names, so `#line N "FILE"` then `#warning` writes line N
+    of any file the build can read into the build log.
 A text check cannot see what a macro builds; what the assembler read is
 checked after the build from its own record (assembler_reads, below).
 """
@@ -30,7 +34,11 @@ from pathlib import Path
 # directive's '#' may be spelt as the digraph %: or the trigraph ??=.
 HASH = r'(?:#|%:|\?\?=)'
 INCLUDE = re.compile(r'^\s*' + HASH + r'\s*(include|include_next|import|embed)\b\s*(.*)$')
-HAS_INCLUDE = re.compile(r'__has_(?:include|embed)(?:_next)?\s*\(\s*([<"][^>"]*[>"])?')
+# "#line ..." and GCC's line marker "# 1 ...": a kernel file has no use for either.
+LINE = re.compile(r'^\s*' + HASH + r'\s*(line\b|\d)')
+# Also without its '(' ("#define H __has_include", then "#if H("/etc/x")"): a
+# probe renamed by a macro is a computed one.
+HAS_INCLUDE = re.compile(r'__has_(?:include|embed)(?:_next)?\b(?:\s*\(\s*([<"][^>"]*[>"])?)?')
 # GNU as's directives that read a file; and GCC's pragma that looks one up.
 INCBIN = re.compile(r'\.(incbin|include)\b')
 DEPENDENCY = re.compile(r'\bpragma\b.*\bdependency\b|_Pragma\s*\(.*\bdependency\b')
@@ -136,6 +144,9 @@ def line_problems(where: str, line: str, code: bool = False) -> list[str]:
         elif why := _bad_path(q.group(1)):
             found.append(f"{where}: #{m.group(1)} {q.group(0)} names {why}: a kernel file may include only "
                          f"the lab's files, the course's headers and the toolkit's, by name")
+    if LINE.match(line):
+        found.append(f"{where}: a line directive (#line N \"FILE\", # N \"FILE\") makes the compiler's messages "
+                     f"quote line N of FILE, a file of the grading machine: not allowed in a kernel file")
     for h in HAS_INCLUDE.finditer(line):
         if not h.group(1):
             found.append(f"{where}: __has_include of a macro is a computed include: its path cannot be "
