@@ -59,7 +59,7 @@ from pathlib import Path
 from grader import sandbox
 from grader.config import NOT_RUN, ROOT, SANITIZERS, GradeError, lab_names, load_config, select
 from grader.process import Untrusted, gpu_memory_gib, sanitizer_found, why_no_gpu
-from grader.reports import write_reports
+from grader.reports import first_line, write_reports
 from grader.result import LabResult, finish_lab
 from grader.runs import NoGpu, benchmark_lab, check_lab, sanitize_labs
 from grader.submission import build_submission, prebuilt_submission, submitted_labs
@@ -205,13 +205,12 @@ def grade(args):
         print(f"  {lab:<28} {verdict}", flush=True)
 
     def checked(lab):
-        # WRONG says its first problem at once, cut to one line: a grading stopped
-        # before its summary (a time limit, a lost machine) still says why.
-        problems = results[lab].problems
-        if not problems:
+        # WRONG says why at once (the report's one line, cut to 160 characters): a
+        # grading stopped before its summary (a time limit, a lost machine) still says it.
+        if not results[lab].problems:
             return progress(lab, "checked")
-        first_line = problems[0].strip().splitlines()[0] if problems[0].strip() else ""
-        progress(lab, "WRONG" + (f": {first_line[:160]}{'...' if len(first_line) > 160 else ''}" if first_line else ""))
+        why = first_line(results[lab])
+        progress(lab, f"WRONG: {why[:160]}{'...' if len(why) > 160 else ''}" if why else "WRONG")
 
     def graded_build(lab):
         # A lab without student files would have nothing of the submission in
