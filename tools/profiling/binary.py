@@ -247,6 +247,12 @@ class Mix:
                                                        self.n(*ATOMICS_SHARED) or self.n(*ASYNC_COPIES))
 
     @property
+    def global_bytes_per_thread(self):
+        """Bytes one thread's pass of the region loads from and stores to global memory (LDG and STG widths)."""
+        return sum(b * n for b, n in self.global_load_bytes.items()) + \
+            sum(b * n for b, n in self.global_store_bytes.items())
+
+    @property
     def global_load_pipe_cycles(self):
         """Cycles of the same 128-bytes-a-cycle data pipe that one pass of the region's global loads takes per
         warp, at full width: a load's bytes come back to the registers through L1's data pipe, the one shared

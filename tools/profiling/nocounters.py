@@ -410,8 +410,7 @@ def match_bound(record, hot, pbw):
         return None
     mhz = ((record.get("clocks") or {}).get("before") or {}).get("sm_mhz")
     sms = sm_count(record)
-    per_thread = sum(b * n for b, n in hot.global_load_bytes.items()) + \
-        sum(b * n for b, n in hot.global_store_bytes.items())
+    per_thread = hot.global_bytes_per_thread
     clocks = ""
     if mhz and sms and per_thread and record.get("bytes"):
         matches_per_sm = record["bytes"] / (32 * per_thread) * hot.n("MATCH") / sms
@@ -600,8 +599,7 @@ def issue_share(record, hot):
     if not (hot and mhz and sms) or hot.collective_only:   # evidence read before binary.hot_region knew them
         return None
     instructions = hot.instructions - hot.n("NOP")
-    per_thread = sum(b * n for b, n in hot.global_load_bytes.items()) + \
-        sum(b * n for b, n in hot.global_store_bytes.items())
+    per_thread = hot.global_bytes_per_thread
     flops = sum(w * hot.n(op) for op, w in binary.FP32.items())
     rates = []
     if per_thread and record.get("gbps"):
