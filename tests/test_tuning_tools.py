@@ -73,6 +73,7 @@ VECTOR_ADD = metrics(sm=38, mem=91, dram=91, l2=45, l1=30, achieved=88, theoreti
                      stall_long_scoreboard=24.0, stall_lg_throttle=1.5, stall_wait=0.8,
                      use_ld=100, use_st=100, limit_warps=8, limit_registers=10)
 VECTOR_ADD["gpu__time_duration.sum"] = 240000.0  # ns: a report always has the kernel's duration
+VECTOR_ADD[prof.SM_CLOCK] = 1.98e9                 # Hz: the SMs' clock while it ran
 # Lab 05's tiled16: shared memory busy, DRAM idle, the warps on the MIO queue.
 TILED_MATMUL = metrics(sm=72, mem=88, dram=9, l2=20, l1=88, fma=35, achieved=92, theoretical=100,
                        shared_ld=4.0e8, shared_waves_ld=4.1e8, conflicts_ld=1.0e6,
@@ -245,11 +246,16 @@ class ProfileCommand(unittest.TestCase):
         for section in prof.SECTIONS:
             self.assertIn(section, args)
         self.assertEqual(args[args.index("--launch-count") + 1], "1")
+        # The kernel at the clocks the lab's timing ran at, not locked to base (profile.CLOCK_CONTROL),
+        # and the report says which clock that was.
+        self.assertEqual(args[args.index("--clock-control") + 1], "none")
+        self.assertIn(prof.SM_CLOCK, args[args.index("--metrics") + 1].split(","))
         self.assertIn("--check-only", args)
         self.assertEqual(args[args.index("--size") + 1], "2^26")  # the lab's profiling size
         out = self.dir / "out"
         self.assertTrue((out / "02_timed_vector_add-float4.ncu-rep").is_file())
         self.assertIn("memory-bound", (out / "02_timed_vector_add-float4.txt").read_text())
+        self.assertIn("240.0 us under the profiler, SMs at 1980 MHz", (out / "02_timed_vector_add-float4.txt").read_text())
         self.assertTrue((out / "02_timed_vector_add-float4.csv").is_file())
         self.assertEqual(self.profile("--expect", "uncoalesced"), 1)
 

@@ -76,6 +76,17 @@ STALLS = {  # reason: (what the warp waits for, what to do)
     "misc": ("something ncu does not classify", "look at the source counters"),
 }
 STALL_METRIC = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
+SM_CLOCK = "gpc__cycles_elapsed.avg.per_second"  # the SMs' clock while the kernel ran, in Hz
+
+# Nsight Compute locks the GPU's clocks to their base values by default (--clock-control base), for
+# repeatable counters. The lab times its kernels at the clocks the GPU picks, and the counter-free
+# diagnosis reasons from that timing. On an H200 the lock held the SMs at 1.31-1.50 GHz where the lab
+# ran them at 1.98 GHz, with the memory clock at 3.2 GHz in both (results/h200/profiling/held-out-5/):
+# the SMs' side of every comparison grows by 32-51% against DRAM's. Lab 20's softmax issued
+# instructions 73% of the cycles and kept DRAM 67% busy under the lock: compute-bound; its 84 M warp
+# instructions over the lab's own 148 us at 1.98 GHz are 54% of the issue, against 73% of DRAM's peak:
+# memory-bound. Left at the GPU's own clocks, the profiler sees the kernel the lab timed.
+CLOCK_CONTROL = "none"
 
 METRICS = [
     "gpu__time_duration.sum",
@@ -108,6 +119,7 @@ METRICS = [
     "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
     "smsp__sass_inst_executed_op_local_ld.sum",
     "smsp__sass_inst_executed_op_local_st.sum",
+    SM_CLOCK,
 ] + [STALL_METRIC.format(r) for r in STALLS]
 # Every metric diagnose() reads: a comparison keeps these of a report (compare.kept_metrics).
 READS = METRICS + ["memory_l2_theoretical_sectors_global", "memory_l2_theoretical_sectors_global_ideal"]
@@ -388,7 +400,8 @@ def report_text(lab, variant, kernel, findings, report, csv_path):
     block = kernel.get("Block Size", value(kernel, "launch__block_size"))
     shape = [f"grid {grid:.0f}" if isinstance(grid, float) else f"grid {grid}" if grid else "",
              f"block {block:.0f}" if isinstance(block, float) else f"block {block}" if block else "",
-             f"{duration / 1e3:.1f} us under the profiler" if duration else ""]
+             f"{duration / 1e3:.1f} us under the profiler" if duration else "",
+             f"SMs at {value(kernel, SM_CLOCK) / 1e6:.0f} MHz" if value(kernel, SM_CLOCK) else ""]
     if any(shape):
         lines.append("  " + ", ".join(s for s in shape if s))
     for i, f in enumerate(findings, 1):
@@ -399,7 +412,8 @@ def report_text(lab, variant, kernel, findings, report, csv_path):
 
 
 def run_ncu(ncu, program, lab_args, kernel_regex, skip_launches, report_base, metrics):
-    cmd = [ncu, "--force-overwrite", "--export", str(report_base), "--kernel-name-base", "function",
+    cmd = [ncu, "--force-overwrite", "--clock-control", CLOCK_CONTROL, "--export", str(report_base),
+           "--kernel-name-base", "function",
            "--kernel-name", f"regex:{kernel_regex}", "--launch-skip", str(skip_launches), "--launch-count", "1"]
     for s in SECTIONS:
         cmd += ["--section", s]
