@@ -541,9 +541,16 @@ class Diagnosis(unittest.TestCase):
         d = nc.diagnose(r, self.bw(r), kernel=fed)
         self.assertEqual(d.limiter, "latency-bound")
         self.assertIn("idle-tensor", d.kinds())
-        # Not a 16-bit tensor peak (the HMMA shape is then another): no estimate. A record without its SM count
-        # takes it from the 16-bit tensor peak (4096 FLOPs an SM a clock on sm_90): the same estimate.
-        self.assertIsNone(nc.shared_vs_tensor(dict(r, peak="tf32_tensor"), gemm.hot))
+        # Under a TF32 peak an HMMA is HMMA.1688: 2048 FLOPs at the 2048 an SM does a clock, the same tensor-pipe
+        # time (lab 30's tf32_mma, 128 of them per pass: 192 against its 272 cycles of L1's pipe, as Nsight Compute
+        # found L1/shared at 64% over the tensor pipe at 52%). Under a peak whose HMMA shape is unknown (an FP32
+        # peak), no estimate. A record without its SM count takes it from its tensor peak (4096 16-bit or 2048
+        # TF32 FLOPs an SM a clock on sm_90): the same estimate.
+        tf32 = dict(r, peak="tf32_tensor", peak_gflops=535265.0, gflops=166533.0)  # 31% of its peak
+        self.assertEqual(nc.shared_vs_tensor(tf32, gemm.hot), nc.shared_vs_tensor(r, gemm.hot))
+        self.assertEqual(nc.diagnose(tf32, self.bw(tf32), kernel=gemm).limiter, "shared-memory-bound")
+        self.assertIsNone(nc.shared_vs_tensor(dict(r, peak="fp32"), gemm.hot))
+        self.assertEqual(nc.sm_count({k: v for k, v in tf32.items() if k != "sms"}), 132)
         self.assertEqual(nc.sm_count({k: v for k, v in r.items() if k != "sms"}), 132)
         self.assertEqual(nc.shared_vs_tensor({k: v for k, v in r.items() if k != "sms"}, gemm.hot),
                          nc.shared_vs_tensor(r, gemm.hot))

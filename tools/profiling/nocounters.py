@@ -35,10 +35,14 @@ SHARED_PIPE_VS_FP32 = 1.25  # shared-pipe cycles at full width per FP32-issue cy
                         # register-tiled loops whose full-width estimate is 3.4-3.7, so the estimate runs up to a
                         # quarter (3.7 / 3.0 = 1.23) above the pipe's cycles there, and only a shared side more than
                         # that above the FP32 side is above it in the hardware too
-MMA_FLOPS = {"HMMA": 4096}  # FLOPs of one warp's tensor-core instruction: HMMA.16816 (mma.sync m16n8k16 with 16-bit
-                        # inputs, and each half of a 16x16x16 wmma) does 2 x 16 x 8 x 16; the other shapes and
-                        # instructions (HMMA.1688, IMMA, HGMMA) are not counted here
-MMA_SHARED_PEAKS = ("fp16_tensor", "bf16_tensor")  # the record's peaks under which an HMMA is that shape
+HMMA_FLOPS = {          # FLOPs of one warp's HMMA under the record's tensor peak, which says its shape: with 16-bit
+    "fp16_tensor": 4096,  # inputs HMMA.16816 (mma.sync m16n8k16, and each half of a 16x16x16 wmma), 2 x 16 x 8 x 16;
+    "bf16_tensor": 4096,  # with TF32 inputs HMMA.1688 (m16n8k8), 2 x 16 x 8 x 8, at half the 16-bit rate: the same
+    "tf32_tensor": 2048,  # cycles of the tensor pipe. Other instructions (IMMA, HGMMA) are not counted here
+}
+TENSOR_PER_SM = {"9.0": {"fp16_tensor": 4096, "bf16_tensor": 4096, "tf32_tensor": 2048}}  # dense tensor FLOPs per SM
+                        # per clock: the H200's records that carry their SM count give 1070.5 TFLOP/s (16-bit) and
+                        # 535.3 (TF32) on 132 SMs at 1980 MHz, 4096 and 2048 an SM a clock
 HMMA_CLOCKS = {9: 1.5}  # clocks of an SM's tensor pipe that one HMMA.16816 holds, by compute capability major, where
                         # the record's 16-bit tensor peak gives it one. On sm_90 that peak is wgmma's (HGMMA);
                         # mma.sync and wmma compile to Ampere's HMMA, which issues at two thirds of it. Measured, not
@@ -63,8 +67,6 @@ ARITHMETIC_WARPS = 4    # warps per scheduler that hide the arithmetic pipes' de
 PROPORTIONAL = 0.8      # time ~ work^e at the large end of the size ladder with e at least this: the GPU is full
 WARPS_PER_SM = 64       # sm_90 (occupancy.SM90)
 FP32_LANES = {7: 64, 8: 128, 9: 128, 10: 128, 12: 128}  # FP32 lanes per SM by compute capability major; 8.0: 64
-TENSOR_16BIT_PER_SM = {"9.0": 4096}  # dense FP16/BF16 tensor FLOPs per SM per clock: the H200's records that carry
-                        # their SM count give 1070.5 TFLOP/s on 132 SMs at 1980 MHz, 4096 an SM a clock
 LIMITERS = ("memory-bound", "compute-bound", "shared-memory-bound", "latency-bound")
 
 
@@ -288,8 +290,8 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
         return ("shared-memory-bound", "likely",
                 f"the hot loop's shared loads and stores, and the global loads staged through registers, take "
                 f"about {pipe_cycles:.0f} cycles of L1's data pipe (128 bytes a cycle, the one shared memory "
-                f"uses) per warp, its {hot.n(*MMA_FLOPS)} MMAs about {mma_cycles:.0f} cycles "
-                f"of the tensor cores at their rate for that instruction ({MMA_FLOPS['HMMA']} FLOPs each, "
+                f"uses) per warp, its {hot.n('HMMA')} MMAs about {mma_cycles:.0f} cycles "
+                f"of the tensor cores at their rate for that instruction ({HMMA_FLOPS[record['peak']]} FLOPs each, "
                 f"{hmma_clocks(record, hot):g} clock{'' if hmma_clocks(record, hot) == 1 else 's'} of the pipe at the "
                 f"record's peak), at {ppeak or 0:.0f}% of the tensor peak: the shared-memory pipe that feeds the MMAs (an ldmatrix.x4 moves 512 bytes, "
                 "4 cycles of it) is as busy as the tensor cores or busier.",
@@ -457,15 +459,16 @@ def tensor_share(record, hot, ppeak):
 def shared_vs_tensor(record, hot):
     """(shared-pipe cycles, tensor-core cycles) that one pass of the hot loop takes per warp, or None: the
     shared loads and stores at their full width (128 bytes a cycle: an LDSM.x4 512 bytes, 4 cycles) against the
-    HMMAs at the record's tensor peak per SM and clock (on the H200 4096 FP16 FLOPs, one HMMA.16816 a cycle).
+    HMMAs at the record's tensor peak per SM and clock (on the H200 4096 FP16 FLOPs, one HMMA.16816 a cycle; 2048
+    TF32 FLOPs, one HMMA.1688).
     Full width is right for the operands of an MMA: a fragment is spread over the warp's 32 lanes with no
     element held twice, so its load reads 32 different addresses, none shared. None where the record's peak is
-    not a 16-bit tensor peak, the loop has no HMMA, or the widths, the clock or the SM count are not known."""
+    not one of HMMA_FLOPS's, the loop has no HMMA, or the widths, the clock or the SM count are not known."""
     mhz = ((record.get("clocks") or {}).get("before") or {}).get("sm_mhz")
     sms, peak = sm_count(record), record.get("peak_gflops")
-    mma = hot.n(*MMA_FLOPS) if hot else 0
+    mma = hot.n("HMMA") if hot else 0
     pipe = hot.shared_pipe_cycles if hot else None
-    if record.get("peak") not in MMA_SHARED_PEAKS or not (mma and pipe and mhz and sms and peak):
+    if record.get("peak") not in HMMA_FLOPS or not (mma and pipe and mhz and sms and peak):
         return None
     # Global loads staged through registers (LDG, then STS) cross L1's data pipe twice: coming back from L2 (the
     # LDG, counted here) and stored (the STS, counted with the shared accesses). Lab 30's mma_ldmatrix does so; Nsight Compute found that pipe at 70.6% of its peak there
@@ -473,7 +476,7 @@ def shared_vs_tensor(record, hot):
     # shared accesses alone leave out. cp.async writes shared memory without the round trip.
     pipe += hot.global_load_pipe_cycles
     per_clock = peak * 1e3 / (sms * mhz)            # FLOPs an SM's tensor cores do a clock at the peak
-    return pipe, sum(MMA_FLOPS[op] * hot.n(op) for op in MMA_FLOPS) / per_clock * hmma_clocks(record, hot)
+    return pipe, HMMA_FLOPS[record["peak"]] * mma / per_clock * hmma_clocks(record, hot)
 
 
 def arithmetic_bound(record, scaling, hot):
@@ -568,15 +571,15 @@ def partial_grid(record, kernel=None):
 
 def sm_count(record):
     """SMs of the GPU: the record's own count (records from this harness), else from its peak, its SM clock and
-    what one SM does a clock: FP32 lanes for an FP32 peak, TENSOR_16BIT_PER_SM for a 16-bit tensor peak (records
+    what one SM does a clock: FP32 lanes for an FP32 peak, TENSOR_PER_SM for a tensor peak (records
     written before they carried the SM count, lab 30's wmma among them); None when unknown."""
     if record.get("sms"):
         return record["sms"]
     cc, mhz = str(record.get("cc") or ""), ((record.get("clocks") or {}).get("before") or {}).get("sm_mhz")
     if not record.get("peak_gflops") or not mhz or not cc[:1].isdigit():
         return None
-    if record.get("peak") in MMA_SHARED_PEAKS:
-        per_clock = TENSOR_16BIT_PER_SM.get(cc)
+    if record.get("peak") in HMMA_FLOPS:
+        per_clock = TENSOR_PER_SM.get(cc, {}).get(record["peak"])
     elif record.get("peak") == "fp32":
         major = int(cc.split(".")[0])
         lanes = 64 if cc in ("7.0", "7.5", "8.0") else FP32_LANES.get(major)
