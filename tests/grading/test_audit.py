@@ -658,9 +658,10 @@ class CourseBuild(unittest.TestCase):
 
     def test_the_course_library_comes_before_the_kernels_on_every_link_line(self):
         """The linker keeps the first of the weak copies several objects carry (an
-        inline function, a template, a vtable): with libcudalabs.a before a lab's
-        kernel archive, the harness runs on the course's copies, never a kernel
-        file's (labs/meson.build). Read from this build's own link lines."""
+        inline function, a template, a vtable): with every course archive (libcudalabs.a,
+        libcudalabs_blas.a, a lab's own course_archives) before a lab's kernel archives,
+        the harness and the library baselines run on the course's copies, never a
+        kernel file's (labs/meson.build). Read from this build's own link lines."""
         ninja = COURSE_BUILD / "build.ninja" if COURSE_BUILD else None
         if ninja is None or not ninja.is_file():
             self.skipTest("no configured course build given (argument 1)")
@@ -672,12 +673,14 @@ class CourseBuild(unittest.TestCase):
                 continue
             args = lines[i + 1] if i + 1 < len(lines) else ""
             libs = re.findall(r"(?:^|[\s=])(\S+\.a)\b", args)
-            kernels = [k for k, lib in enumerate(libs) if f"labs/{m.group(2)}/" in lib]
+            students = {a.name for a in audit.student_archives(COURSE_BUILD, m.group(2))}
+            kernels = [k for k, lib in enumerate(libs) if f"labs/{m.group(2)}/" in lib and Path(lib).name in students]
             if not kernels:
                 continue  # lab 19: its kernels are loaded as a module, not linked
-            course = [k for k, lib in enumerate(libs) if lib.endswith("common/libcudalabs.a")]
+            course = [k for k, lib in enumerate(libs) if k not in kernels]
             with self.subTest(lab=m.group(2)):
-                self.assertTrue(course and course[0] < min(kernels), f"{m.group(2)} links {libs}")
+                self.assertTrue(any(libs[k].endswith("common/libcudalabs.a") for k in course), f"{m.group(2)} links {libs}")
+                self.assertLess(max(course), min(kernels), f"{m.group(2)} links {libs}")
             checked += 1
         self.assertGreater(checked, 20)
 
