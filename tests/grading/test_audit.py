@@ -15,7 +15,7 @@ object, with g++) into fake builds in a temporary folder, then checks that:
     mprotect, usleep, syscall(), an inline-assembly syscall, cudaDeviceReset,
     cudaSetDevice, a driver API call, a cuRAND host call, a harness internal
     (a cudalabs:: function not among the public helpers), another lab's code, and a
-    symbol on no list, a graph host node made by the generic cudaGraphAddNode and a
+    symbol on no list, an attribute set on the stream the launcher is given, a graph host node made by the generic cudaGraphAddNode and a
     user object's destructor (cudaUserObjectCreate); and CUB's device-wide reduction
     (instantiated in the kernel file), while CUB's block-level reduction is accepted;
   - a system call with prefixes (data16 cs syscall) and one in machine code kept as
@@ -126,6 +126,7 @@ EXPECTED = [
     ("uses_harness_internal()", "harness_internals", "cudalabs::write_record(char const*)"),
     ("uses_other_lab()", "other_labs", "lab07::reduce("),
     ("uses_unlisted()", None, "getpid"),
+    ("uses_stream_attribute(CUstream_st*)", "cuda_global_state", "cudaStreamSetAttribute"),
     ("uses_graph_host_node()", "threads", "cudaGraphAddNode"),
     ("uses_user_object()", "threads", "cudaUserObjectCreate"),
 ]
@@ -171,6 +172,13 @@ int uses_curand() { void* g = nullptr; return curandCreateGenerator(&g, 100); }
 void uses_harness_internal() { cudalabs::write_record("{\"passed\": true}"); }
 void uses_other_lab() { lab07::reduce(nullptr, nullptr, 0, nullptr); }
 int uses_unlisted() { return getpid(); }
+// An access policy window left on the stream the harness hands over (and times the baseline on).
+void uses_stream_attribute(cudaStream_t s) {
+  cudaStreamAttrValue v{};
+  v.accessPolicyWindow.num_bytes = 1 << 20;
+  v.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+  cudaStreamSetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &v);
+}
 // A host node through the generic node call, and a user object's destructor: host
 // code the driver runs on its own thread, as cudaLaunchHostFunc's.
 void uses_graph_host_node() {
