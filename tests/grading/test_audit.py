@@ -15,8 +15,12 @@ object, with g++) into fake builds in a temporary folder, then checks that:
     mprotect, usleep, syscall(), an inline-assembly syscall, cudaDeviceReset,
     cudaSetDevice, a driver API call, a cuRAND host call, a harness internal
     (a cudalabs:: function not among the public helpers), another lab's code, and a
-    symbol on no list; and CUB's device-wide reduction (instantiated in the kernel
-    file), while CUB's block-level reduction is accepted;
+    symbol on no list, an attribute set on the stream the launcher is given, a graph host node made by the generic cudaGraphAddNode and a
+    user object's destructor (cudaUserObjectCreate); and CUB's device-wide reduction
+    (instantiated in the kernel file), while CUB's block-level reduction is accepted;
+  - a system call with prefixes (data16 cs syscall) and one in machine code kept as
+    a const array in an executable section are found; a section both writable and
+    executable and an executable stack are rejected, and the clean file has neither;
   - a kernel file that redefines a course symbol (cudalabs::check_close, with the
     real signature), a libc function (write; read as a weak alias, memcpy under a
     .symver version), the CUDA runtime's timer (cudaEventElapsedTime, weak) or,
@@ -122,6 +126,9 @@ EXPECTED = [
     ("uses_harness_internal()", "harness_internals", "cudalabs::write_record(char const*)"),
     ("uses_other_lab()", "other_labs", "lab07::reduce("),
     ("uses_unlisted()", None, "getpid"),
+    ("uses_stream_attribute(CUstream_st*)", "cuda_global_state", "cudaStreamSetAttribute"),
+    ("uses_graph_host_node()", "threads", "cudaGraphAddNode"),
+    ("uses_user_object()", "threads", "cudaUserObjectCreate"),
 ]
 BAD = r"""
 #include <cuda_runtime.h>
@@ -165,6 +172,47 @@ int uses_curand() { void* g = nullptr; return curandCreateGenerator(&g, 100); }
 void uses_harness_internal() { cudalabs::write_record("{\"passed\": true}"); }
 void uses_other_lab() { lab07::reduce(nullptr, nullptr, 0, nullptr); }
 int uses_unlisted() { return getpid(); }
+// An access policy window left on the stream the harness hands over (and times the baseline on).
+void uses_stream_attribute(cudaStream_t s) {
+  cudaStreamAttrValue v{};
+  v.accessPolicyWindow.num_bytes = 1 << 20;
+  v.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+  cudaStreamSetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &v);
+}
+// A host node through the generic node call, and a user object's destructor: host
+// code the driver runs on its own thread, as cudaLaunchHostFunc's.
+void uses_graph_host_node() {
+  cudaGraph_t g;
+  cudaGraphCreate(&g, 0);
+  cudaGraphNodeParams p{};
+  p.type = cudaGraphNodeTypeHost;
+  p.host.fn = [](void*) {};
+  cudaGraphNode_t node;
+  cudaGraphAddNode(&node, g, nullptr, nullptr, 0, &p);
+}
+void uses_user_object() { cudaUserObject_t o; cudaUserObjectCreate(&o, nullptr, [](void*) {}, 1, cudaUserObjectNoDestructorSync); }
+"""
+
+# System calls the disassembly must still find: prefixed (the CPU ignores data16
+# and cs on it), and machine code kept as a const array in an executable section
+# (objdump -d prints a data object's bytes there as data; they run as code).
+HIDDEN = r"""
+__global__ void k(float* x) { x[0] = 1; }
+long prefixed_syscall(long n) {
+  long r;
+  asm volatile(".byte 0x66, 0x2e, 0x0f, 0x05" : "=a"(r) : "a"(n) : "rcx", "r11", "memory");
+  return r;
+}
+__attribute__((section(".text.hidden_code"), used))
+const unsigned char hidden_code[] = {0xb8, 0x27, 0, 0, 0, 0x0f, 0x05, 0xc3};  // mov $39,%eax; syscall; ret
+long calls_hidden_code() { return reinterpret_cast<long (*)()>(reinterpret_cast<const void*>(hidden_code))(); }
+"""
+
+# Memory both writable and executable: code can be written there at run time.
+WRITABLE = r"""
+__global__ void k(float* x) { x[0] = 1; }
+asm(".section .note.GNU-stack,\"x\",@progbits\n.previous");
+asm(".section .scratch_code,\"awx\",@progbits\n.zero 64\n.previous");
 """
 
 # CUB's device-wide algorithms are a library call (CUB is header-only: the kernel
@@ -275,7 +323,7 @@ def compile_all():
     # The CUB case without NVTX (CCCL_DISABLE_NVTX): CUB's device-wide headers bring NVTX's
     # loader (dlopen, getenv: rejected too), but this case is about the library itself.
     jobs = {"cub": (nvcc + ["-DCCCL_DISABLE_NVTX"], CUB), "clean": (nvcc, CLEAN), "bad": (nvcc, BAD),
-            "redefine": (nvcc, REDEFINE), "course_lib": (gxx, COURSE_LIB), "course_main": (gxx, COURSE_MAIN)}
+            "redefine": (nvcc, REDEFINE), "hidden": (nvcc, HIDDEN), "writable": (nvcc, WRITABLE), "course_lib": (gxx, COURSE_LIB), "course_main": (gxx, COURSE_MAIN)}
     # Assembled as the grader's build of a submission assembles (sources.ASSEMBLER_ENV).
     jobs.update({name: (nvcc, text) for name, text in ASSEMBLED.items()})
 
@@ -313,7 +361,7 @@ def setUpModule():
     global TMP
     TMP = Path(tempfile.mkdtemp(prefix="cudalabs-audit-test-"))
     compile_all()
-    for name in ("clean", "bad", "redefine", "cub"):
+    for name in ("clean", "bad", "redefine", "cub", "hidden", "writable"):
         fake_build(name, [name])
 
 
@@ -428,6 +476,23 @@ class Rejects(unittest.TestCase):
         self.assertIn("contains the instruction syscall", lines[0])
         # ... and no other function has one (the launchers' code is clean).
         self.assertEqual(len([p for p in self.problems if "contains the instruction" in p]), 1)
+
+    def test_prefixed_and_data_object_syscalls(self):
+        problems = audit.audit_lab(TMP / "hidden", LAB)
+        for function in ("prefixed_syscall(long)", "hidden_code"):
+            with self.subTest(function=function):
+                lines = [p for p in problems if f": {function} contains the instruction syscall" in p]
+                self.assertEqual(len(lines), 1, "\n".join(problems))
+
+    def test_writable_and_executable_memory(self):
+        problems = audit.audit_lab(TMP / "writable", LAB)
+        rule = f"({audit.WRITABLE_CODE.rule})"
+        self.assertTrue([p for p in problems if "section .scratch_code is writable and executable " + rule in p],
+                        "\n".join(problems))
+        self.assertTrue([p for p in problems if "asks for an executable stack" in p and rule in p],
+                        "\n".join(problems))
+        # The clean kernel file has neither (nvcc's own sections, its stack note).
+        self.assertFalse([p for p in audit.audit_lab(TMP / "clean", LAB) if rule in p])
 
     def test_cub_device_wide_algorithm(self):
         problems = audit.audit_lab(TMP / "cub", LAB)
@@ -601,9 +666,10 @@ class CourseBuild(unittest.TestCase):
 
     def test_the_course_library_comes_before_the_kernels_on_every_link_line(self):
         """The linker keeps the first of the weak copies several objects carry (an
-        inline function, a template, a vtable): with libcudalabs.a before a lab's
-        kernel archive, the harness runs on the course's copies, never a kernel
-        file's (labs/meson.build). Read from this build's own link lines."""
+        inline function, a template, a vtable): with every course archive (libcudalabs.a,
+        libcudalabs_blas.a, a lab's own course_archives) before a lab's kernel archives,
+        the harness and the library baselines run on the course's copies, never a
+        kernel file's (labs/meson.build). Read from this build's own link lines."""
         ninja = COURSE_BUILD / "build.ninja" if COURSE_BUILD else None
         if ninja is None or not ninja.is_file():
             self.skipTest("no configured course build given (argument 1)")
@@ -615,12 +681,14 @@ class CourseBuild(unittest.TestCase):
                 continue
             args = lines[i + 1] if i + 1 < len(lines) else ""
             libs = re.findall(r"(?:^|[\s=])(\S+\.a)\b", args)
-            kernels = [k for k, lib in enumerate(libs) if f"labs/{m.group(2)}/" in lib]
+            students = {a.name for a in audit.student_archives(COURSE_BUILD, m.group(2))}
+            kernels = [k for k, lib in enumerate(libs) if f"labs/{m.group(2)}/" in lib and Path(lib).name in students]
             if not kernels:
                 continue  # lab 19: its kernels are loaded as a module, not linked
-            course = [k for k, lib in enumerate(libs) if lib.endswith("common/libcudalabs.a")]
+            course = [k for k, lib in enumerate(libs) if k not in kernels]
             with self.subTest(lab=m.group(2)):
-                self.assertTrue(course and course[0] < min(kernels), f"{m.group(2)} links {libs}")
+                self.assertTrue(any(libs[k].endswith("common/libcudalabs.a") for k in course), f"{m.group(2)} links {libs}")
+                self.assertLess(max(course), min(kernels), f"{m.group(2)} links {libs}")
             checked += 1
         self.assertGreater(checked, 20)
 

@@ -24,7 +24,12 @@ student's objects (nm, objdump, c++filt; stdlib only) and rejects:
               .extern .func: device-side launches, the device heap) that the
               lab's device_calls does not list;
   syscalls    a system-call instruction in the host code (syscall, sysenter,
-              int $0x80: inline assembly reaching the kernel past every rule);
+              int $0x80, with any prefix: inline assembly reaching the kernel
+              past every rule), every executable section read as code (a data
+              object placed in .text is disassembled too);
+  writable code
+              a section both writable and executable, or an executable stack
+              (code written at run time, which no disassembly reads);
   redefinitions
               a symbol the objects define that the course's host program or
               libraries define or use, or that a system library (libc, libm,
@@ -198,8 +203,16 @@ def read_code(path):
                 begins = {start: name for start, _, name in spans[target]}
                 target = begins.get(addend) or begins.get(addend + 4) or function_at(target, addend) or target
             codes[obj].referrers[target].setdefault(referrer, rtype)
+    # Every section the program will map executable is read as code (-D -j): plain
+    # -d prints the bytes of a data object (a const array placed in .text by a
+    # section attribute) as data, and they run as code all the same.
+    executable = sorted({name for sections in section_flags(path).values()
+                         for name, flags in sections.items() if "X" in flags})
+    if not executable:
+        return codes
     obj, function = Path(path).name, None
-    for line in tool("objdump", "-d", "--no-show-raw-insn", str(path)).splitlines():
+    listing = tool("objdump", "-D", "--no-show-raw-insn", *(f"-j{name}" for name in executable), str(path))
+    for line in listing.splitlines():
         m = MEMBER.match(line)
         if m:
             obj, function = member_name(m.group(1)), None
@@ -208,6 +221,28 @@ def read_code(path):
         elif function and re.match(r"^\s+[0-9a-f]+:\t", line):
             codes[obj].instructions[function].append(" ".join(line.split("\t", 1)[1].split()))
     return codes
+
+
+READELF_SECTION = re.compile(  # "  [ 1] .text  PROGBITS  0000000000000000 000040 000063 00  AX  0   0 16"
+    r"^\s*\[\s*\d+\]\s+(\S+)\s+\S+\s+[0-9a-f]+\s+[0-9a-f]+\s+[0-9a-f]+\s+[0-9a-f]+\s+([A-Za-z]*)\s+\d+\s+\d+\s+\d+$")
+
+
+def section_flags(path):
+    """{object name: {section: readelf's flag letters ("AX", "WA", "")}}, from readelf -S."""
+    stat = Path(path).stat()
+    return _section_flags(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _section_flags(path, mtime_ns, size):
+    found, obj = defaultdict(dict), Path(path).name
+    for line in tool("readelf", "-S", "-W", path).splitlines():
+        m = READELF_FILE.match(line)
+        if m:
+            obj = member_name(m.group(1))
+        elif s := READELF_SECTION.match(line):
+            found[obj][s.group(1)] = s.group(2)
+    return found
 
 
 READELF_FILE = re.compile(r"^File: .*?[\[(]([^\[\]()]+)[\])]$")  # readelf's line opening each object of an archive
@@ -552,6 +587,9 @@ NVCC_GLUE = Family("nvcc's own call", "allow", why="exit(1) in a __device__ func
 SYSCALL_INSTRUCTION = Family("syscall_instruction", "reject", rule="a raw system call in inline assembly",
                              why="It reaches the operating system past every rule of the allow-list.",
                              fix="Remove the assembly; a kernel file calls only what the allow-list lists.")
+WRITABLE_CODE = Family("writable_code", "reject", rule="memory both writable and executable",
+                       why="Code written there while the program runs is code the audit never reads.",
+                       fix="Remove the assembly that flags a section \"awx\" or the stack executable.")
 REDEFINITION = Family("redefinition", "reject", rule="a redefinition reaching the checking code",
                       why="The linker would take this copy instead, for the harness's own calls too.",
                       fix="Rename it, make it static, or put it in the lab's namespace or an unnamed namespace.")
@@ -591,6 +629,7 @@ class StudentObject:
     symbols: ObjectSymbols
     code: Code
     comdat: set = field(default_factory=set)  # the symbols it defines in a COMDAT group (comdat_symbols)
+    sections: dict = field(default_factory=dict)  # section -> readelf's flag letters (section_flags)
 
 
 DEVICE_CALL = Family("device_call", "reject", rule="a device-side call the lab does not allow",
@@ -625,12 +664,14 @@ def read_objects(archives):
     """Every object of the archives, with a demangled name for every symbol it has."""
     objects = []
     for archive in archives:
-        codes, comdat = read_code(archive), comdat_symbols(archive)
-        objects += [StudentObject(f"{archive.name}({obj})", syms, codes.get(obj, Code()), comdat.get(obj, set()))
+        codes, comdat, sections = read_code(archive), comdat_symbols(archive), section_flags(archive)
+        objects += [StudentObject(f"{archive.name}({obj})", syms, codes.get(obj, Code()), comdat.get(obj, set()),
+                                  sections.get(obj, {}))
                     for obj, syms in symbol_tables(archive).items()]
     names = demangle({s for o in objects for s in (*o.symbols.defined, *o.symbols.undefined)}
                      | {r for o in objects for refs in o.code.referrers.values() for r in refs}
-                     | {f.split(".")[0] for o in objects for f in o.code.functions})
+                     | {f.split(".")[0] for o in objects for f in o.code.functions}
+                     | set(f for o in objects for f in o.code.instructions))  # data objects read as code too
     return objects, names
 
 
@@ -651,6 +692,7 @@ def audit(build, lab, allow_file=DEFAULT_ALLOW_FILE):
     report.imports = imports(objects, allow, names, problems)
     library_definitions(objects, allow, names, problems)
     syscall_instructions(objects, names, problems)
+    writable_code(objects, problems)
     redefinitions(build, lab, allow, objects, names, problems)
     report.problems = problems.lines()
     return report
@@ -704,18 +746,54 @@ def library_definitions(objects, allow, names, problems):
                                           f"{examples}{' ...' if len(functions) > 2 else ''}.")
 
 
-SYSCALL = re.compile(r"^(syscall|sysenter|int \$0x80)\b")
+# An instruction's prefixes as objdump writes them ("data16 syscall", "cs rex.W syscall"):
+# the CPU ignores them on a system call, so they hide nothing from it.
+PREFIX = re.compile(r"^(?:data16|data32|addr16|addr32|[c-gs]s|rex(?:\.\w+)?|rep\w*|lock|notrack|bnd|xacquire|xrelease)$")
+
+
+def system_call(instruction):
+    """The system-call instruction this one is (syscall, sysenter, int $0x80), whatever
+    prefixes it carries; None for any other."""
+    words = instruction.split()
+    while words and PREFIX.match(words[0]):
+        words = words[1:]
+    if words[:1] in (["syscall"], ["sysenter"]):
+        return words[0]
+    if words[:2] == ["int", "$0x80"]:
+        return "int $0x80"
+    return None
 
 
 def syscall_instructions(objects, names, problems):
     """System-call instructions in the objects' host code (inline assembly)."""
     for o in objects:
         for function, instructions in o.code.instructions.items():
-            found = sorted({m.group(1) for m in map(SYSCALL.match, instructions) if m})
+            found = sorted({c for c in map(system_call, instructions) if c})
             if found:
                 problems.add(SYSCALL_INSTRUCTION, function,
                              f"{o.where}: {shown_name(names.get(function, function))} contains the instruction "
                              f"{', '.join(found)} ({SYSCALL_INSTRUCTION.rule}).")
+
+
+def writable_code(objects, problems):
+    """Memory that is both writable and executable: a section flagged so (the linker
+    maps it into a read-write-execute segment) or an executable stack (a
+    .note.GNU-stack section flagged executable, or none at all: the linker then
+    assumes the stack must be executable). Code written there at run time is
+    code no disassembly of the object reads (a system call assembled from two
+    constants); GCC and nvcc make neither, only hand-written assembly does."""
+    for o in objects:
+        if not o.sections:
+            continue
+        for section, flags in sorted(o.sections.items()):
+            if "W" in flags and "X" in flags:
+                problems.add(WRITABLE_CODE, section, f"{o.where}: section {section} is writable and executable "
+                                                     f"({WRITABLE_CODE.rule}).")
+        stack = o.sections.get(".note.GNU-stack")
+        if stack is None or "X" in stack:
+            how = "asks for an executable stack" if stack is not None else "has no .note.GNU-stack section"
+            problems.add(WRITABLE_CODE, ".note.GNU-stack", f"{o.where}: {how}, so the linker makes the stack "
+                                                           f"executable ({WRITABLE_CODE.rule}).")
 
 
 def redefinitions(build, lab, allow, objects, names, problems):
