@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 import unittest
+import unittest.mock
 from pathlib import Path
 
 from grader import sandbox
@@ -410,6 +411,43 @@ class Sandbox(unittest.TestCase):
         self.assertIn("--fsize=4294967296:4294967296", cmd)
         with self.assertRaises(ValueError):
             sandbox.wrap(["true"], writable=[Path("/")], gpu=False)
+
+
+class DiskWalk(unittest.TestCase):
+    """The disk watchdog walks a command's folders while it runs (no sandbox needed)."""
+
+    def test_a_folder_swapped_for_a_link_is_not_followed(self):
+        """A folder the command made unreadable is opened again with chmod; the command,
+        still running, can put a link to any file of the grader's user in its place
+        between the failed listing and the chmod. Here that moment is made certain."""
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            (tmp / "run" / "hidden").mkdir(parents=True)
+            victim = tmp / "instructor-only.txt"
+            victim.write_text("the answers")
+            victim.chmod(0o600)
+            hidden, real_scandir = str(tmp / "run" / "hidden"), os.scandir
+
+            def scandir(path):
+                if os.fspath(path) == hidden and not os.path.islink(hidden):
+                    os.rename(hidden, hidden + ".was")
+                    os.symlink(victim, hidden)
+                    raise PermissionError(13, "Permission denied", hidden)  # as a 000 folder does to a non-root grader
+                return real_scandir(path)
+
+            with unittest.mock.patch("os.scandir", scandir):
+                sandbox._disk_usage([tmp / "run"])
+            self.assertEqual(victim.stat().st_mode & 0o777, 0o600)
+
+    def test_an_unreadable_folder_is_opened_and_counted(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            hidden = Path(tmp) / "hidden"
+            hidden.mkdir()
+            (hidden / "f").write_bytes(bytes(MiB))
+            hidden.chmod(0)
+            sandbox._let_owner_in(hidden)
+            self.assertEqual(hidden.stat().st_mode & 0o700, 0o700)
+            self.assertGreaterEqual(sandbox._disk_usage([Path(tmp)]), MiB)
 
 
 def main():

@@ -804,6 +804,19 @@ class _Watch:
             time.sleep(0.01)
 
 
+def _let_owner_in(path) -> None:
+    """chmod u+rwx of the folder at `path` itself, never of what a link put there
+    since leads to: the command runs while its folders are walked, and can swap a
+    folder it made unreadable for a link to any file of the grader's user between the
+    failed listing and this chmod (a plain chmod follows it). Opened as a path, not
+    followed, then changed through its descriptor."""
+    fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY)
+    try:
+        os.chmod(f"/proc/self/fd/{fd}", os.fstat(fd).st_mode & 0o7777 | 0o700)
+    finally:
+        os.close(fd)
+
+
 def _disk_usage(folders, stop_above=None) -> int:
     """Bytes the folders take on disk: each file's and folder's allocated blocks, at
     least ENTRY_BYTES each, a hard-linked file once; links never followed. Stops
@@ -816,7 +829,7 @@ def _disk_usage(folders, stop_above=None) -> int:
             entries = list(os.scandir(path))
         except PermissionError:
             try:
-                os.chmod(path, os.lstat(path).st_mode & 0o7777 | 0o700)
+                _let_owner_in(path)
                 entries = list(os.scandir(path))
             except OSError:
                 continue
