@@ -397,10 +397,15 @@ class Sandbox(unittest.TestCase):
                         readable=self.readable, gpu=False)
         self.assertEqual((r.rc, r.output.strip()), (0, "wrote 1 MiB"))
 
-    def test_output_is_capped(self):
-        r = self.sh("head -c 100000 /dev/zero | tr '\\0' x", limits=sandbox.Limits(output_bytes=1000))
-        self.assertEqual(r.output.split("\n[sandbox:")[0], "x" * 1000)
-        self.assertIn("99000 more bytes of output were dropped", r.output)
+    def test_output_is_capped_and_keeps_its_end(self):
+        """A flood of output (printing is allowed to a kernel file) keeps its first and
+        last half of the limit: the message that ends a run after it is kept."""
+        r = self.sh("head -c 100000 /dev/zero | tr '\\0' x; echo; echo the end", limits=sandbox.Limits(output_bytes=1000))
+        head, _, tail = r.output.partition("\n[sandbox:")
+        self.assertEqual(head, "x" * 500)
+        self.assertIn("99009 more bytes of output were dropped", r.output)
+        self.assertTrue(tail.endswith("x" * 491 + "\nthe end\n"), tail[-40:])
+        self.assertLessEqual(sandbox.Limits().output_bytes, 4 * MiB)
 
     def test_wrap_makes_the_command_line(self):
         cmd = sandbox.wrap(["./prog"], writable=[self.scratch], readable=[self.course], gpu=True, cwd=self.scratch,
