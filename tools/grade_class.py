@@ -197,7 +197,7 @@ def normalise(folder, dest, labs, config):
     for lab in labs:
         for name in config[lab]["student_files"]:
             owner.setdefault(name, []).append(lab)
-    found, extras = set(), []
+    found, extras, placed, folders = set(), [], set(), set()
     for name in listed_files(folder):
         if name.startswith("... "):  # the listing stopped (thousands of files)
             extras.append(name)
@@ -213,19 +213,28 @@ def normalise(folder, dest, labs, config):
         else:
             extras.append("/".join(parts))
             continue
+        place = (lab,) + tuple(rel)
+        # Two places of the student's folder can name one place of a lab (a/04_reduction/x
+        # and b/04_reduction/x), or a file and a folder of the same name (b/04_reduction/x/y):
+        # the first one taken keeps it, the others are named, and the class goes on.
+        clash = next((place[:i] for i in range(2, len(place) + 1) if place[:i] in placed), None)
+        if clash is not None or place in folders:
+            extras.append(f"{shown(name)} ({shown('/'.join(clash or place))} is given twice: not taken)")
+            continue
         target = dest / lab / Path(*rel)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if path.is_symlink():
-            # Never followed with the grader's rights: kept as the link it is, which
-            # grade.py then refuses by name (tools/grader/submission.py, read_plain).
-            target.unlink(missing_ok=True)
-            target.symlink_to(os.readlink(path))
-        else:
-            try:
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if path.is_symlink():
+                # Never followed with the grader's rights: kept as the link it is, which
+                # grade.py then refuses by name (tools/grader/submission.py, read_plain).
+                target.symlink_to(os.readlink(path))
+            else:
                 target.write_bytes(read_plain(folder, name))
-            except (NotPlain, OSError) as e:  # OSError: unreadable, or gone since it was listed
-                extras.append(f"{shown(name)} ({e}: not taken)")
-                continue
+        except (NotPlain, OSError) as e:  # OSError: unreadable, gone since it was listed, a name too long
+            extras.append(f"{shown(name)} ({shown(str(e))}: not taken)")
+            continue
+        placed.add(place)
+        folders.update(place[:i] for i in range(2, len(place)))
         found.add(lab)
     return sorted(found), extras
 

@@ -72,6 +72,27 @@ class Layouts(unittest.TestCase):
         self.assertEqual((s.labs, s.extras), (["04_reduction"], ["README.md"]))
 
 
+    def test_one_place_given_twice_is_named_and_the_class_goes_on(self):
+        """Two folders of one lab in a student's folder: a file in one, a folder of the
+        same name in the other. Copying both into one lab folder cannot succeed; once it
+        stopped the class's discovery, every student's grading with it."""
+        folder = self.dir / "subs" / "mallory"
+        (folder / "a" / "04_reduction").mkdir(parents=True)
+        (folder / "a" / "04_reduction" / "reduction.cuh").write_text("first")
+        (folder / "b" / "04_reduction" / "reduction.cuh").mkdir(parents=True)
+        (folder / "b" / "04_reduction" / "reduction.cuh" / "x").write_text("second")
+        (folder / "reduction.cuh").write_text("loose")
+        (self.dir / "subs" / "trent" / "04_reduction").mkdir(parents=True)
+        (self.dir / "subs" / "trent" / "04_reduction" / "reduction.cuh").write_text("his")
+        students = {s.name: s for s in grade_class.discover(self.dir / "subs", self.dir / "out", LABS, CONFIG)}
+        self.assertEqual(students["trent"].labs, ["04_reduction"])
+        mallory = students["mallory"]
+        self.assertEqual(mallory.labs, ["04_reduction"])
+        got = self.dir / "out" / "students" / mallory.id / "submission" / "04_reduction" / "reduction.cuh"
+        self.assertEqual(got.read_text(), "first")
+        self.assertEqual(len([e for e in mallory.extras if "is given twice: not taken" in e]), 2, mallory.extras)
+
+
 def write_zip(path, members):
     """A zip of (ZipInfo or name, bytes) members, made as a hostile student would."""
     path.parent.mkdir(parents=True, exist_ok=True)

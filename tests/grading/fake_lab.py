@@ -19,6 +19,11 @@ program would: with --check-only untimed, otherwise timed. $FAKE_LAB_MODE
            course's build (the judge) runs
   litter   as a graded run, leaves files beside its records: a file, and a
            folder holding one it made unreadable
+  plant    as a graded run, leaves its records as a link to $FAKE_LAB_RECORDS (every
+           record passing) and, in its evidence, a link to it and a named pipe
+  fifo     as a graded run, leaves its records as a named pipe
+As a judge (--judge DIR) it fails every record when DIR holds anything but
+regular files: what it would read there is not the graded program's output.
 """
 import json
 import os
@@ -54,6 +59,20 @@ def main():
             f.write(bytes(65536))
         os.chmod(os.path.join(here, "pile", "hidden"), 0)
 
+    if mode in ("plant", "fifo") and graded and json_path:
+        evidence = args[args.index("--evidence") + 1]
+        if mode == "plant":
+            os.symlink(os.environ["FAKE_LAB_RECORDS"], json_path)
+            os.symlink(os.environ["FAKE_LAB_RECORDS"], os.path.join(evidence, "first.0.bin"))
+            os.mkfifo(os.path.join(evidence, "repeat.0.bin"))
+        else:
+            os.mkfifo(json_path)
+        return 0
+    not_plain = []
+    if judging:
+        with os.scandir(args[args.index("--judge") + 1]) as entries:
+            not_plain = [e.name for e in entries if not e.is_file(follow_symlinks=False)]
+
     with open(os.environ["FAKE_LAB_RECORDS"]) as f:
         records = [r for r in map(json.loads, f) if r["lab"] == lab]
     named = [args[i + 1] for i, a in enumerate(args) if a == "--variant"]
@@ -69,6 +88,8 @@ def main():
             r.update(passed=False, failure="first run: 12 of 1000 elements wrong; first at [7]: got 3, expected 2")
         if judging:
             r.update(judge=True, timed=False, median_ms=0)
+            if not_plain:
+                r.update(passed=False, failure=f"the judge read what is not a regular file: {', '.join(not_plain)}")
         if check_only:
             r.update(timed=False, runs=0, median_ms=0, gbps=0, gflops=0, pct_of_ceiling=0, vs_baseline=0,
                      baseline="", baseline_ms=0)

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -573,6 +574,28 @@ class Judged(unittest.TestCase):
         self.assertFalse(res.problems)
         left = {p.name for p in (self.out / "runs" / "04_reduction").glob("*/*")}
         self.assertEqual(left, {"records.jsonl", "judge.jsonl"})
+
+    def test_links_and_pipes_left_in_a_run_folder_are_never_read(self):
+        """Code that reached a system call the audit does not see could leave, in its
+        run's folder, its records as a link to records that pass (another student's,
+        with their times) and evidence that is a link or a named pipe: the grader and
+        the judge read them with their own rights, outside the sandbox."""
+        res = self.check("04_reduction", "04_reduction=plant")
+        self.assertTrue(res.records and not any(r["passed"] for r in res.records))
+        self.assertFalse([r["failure"] for r in res.records if "the judge read" in r["failure"]])
+        self.assertTrue(all("wrote no record" in r["failure"] for r in res.records), res.records[0]["failure"])
+        log = (self.out / "logs" / "04_reduction.txt").read_text()
+        self.assertIn("records.jsonl (a symbolic link)", log)
+        self.assertIn("evidence/repeat.0.bin (a named pipe (FIFO))", log)
+
+    def test_records_left_as_a_named_pipe_do_not_block_the_grader(self):
+        done = []
+        worker = threading.Thread(target=lambda: done.append(self.check("04_reduction", "04_reduction=fifo")),
+                                  daemon=True)
+        worker.start()
+        worker.join(timeout=30)
+        self.assertTrue(done, "the grader blocked on the run's records")
+        self.assertTrue(done[0].problems)
 
     def test_a_benchmark_is_judged_after_it_ran(self):
         lab = "04_reduction"

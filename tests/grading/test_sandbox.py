@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 import unittest
+import unittest.mock
 from pathlib import Path
 
 from grader import sandbox
@@ -396,10 +397,15 @@ class Sandbox(unittest.TestCase):
                         readable=self.readable, gpu=False)
         self.assertEqual((r.rc, r.output.strip()), (0, "wrote 1 MiB"))
 
-    def test_output_is_capped(self):
-        r = self.sh("head -c 100000 /dev/zero | tr '\\0' x", limits=sandbox.Limits(output_bytes=1000))
-        self.assertEqual(r.output.split("\n[sandbox:")[0], "x" * 1000)
-        self.assertIn("99000 more bytes of output were dropped", r.output)
+    def test_output_is_capped_and_keeps_its_end(self):
+        """A flood of output (printing is allowed to a kernel file) keeps its first and
+        last half of the limit: the message that ends a run after it is kept."""
+        r = self.sh("head -c 100000 /dev/zero | tr '\\0' x; echo; echo the end", limits=sandbox.Limits(output_bytes=1000))
+        head, _, tail = r.output.partition("\n[sandbox:")
+        self.assertEqual(head, "x" * 500)
+        self.assertIn("99009 more bytes of output were dropped", r.output)
+        self.assertTrue(tail.endswith("x" * 491 + "\nthe end\n"), tail[-40:])
+        self.assertLessEqual(sandbox.Limits().output_bytes, 4 * MiB)
 
     def test_wrap_makes_the_command_line(self):
         cmd = sandbox.wrap(["./prog"], writable=[self.scratch], readable=[self.course], gpu=True, cwd=self.scratch,
@@ -410,6 +416,43 @@ class Sandbox(unittest.TestCase):
         self.assertIn("--fsize=4294967296:4294967296", cmd)
         with self.assertRaises(ValueError):
             sandbox.wrap(["true"], writable=[Path("/")], gpu=False)
+
+
+class DiskWalk(unittest.TestCase):
+    """The disk watchdog walks a command's folders while it runs (no sandbox needed)."""
+
+    def test_a_folder_swapped_for_a_link_is_not_followed(self):
+        """A folder the command made unreadable is opened again with chmod; the command,
+        still running, can put a link to any file of the grader's user in its place
+        between the failed listing and the chmod. Here that moment is made certain."""
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            (tmp / "run" / "hidden").mkdir(parents=True)
+            victim = tmp / "instructor-only.txt"
+            victim.write_text("the answers")
+            victim.chmod(0o600)
+            hidden, real_scandir = str(tmp / "run" / "hidden"), os.scandir
+
+            def scandir(path):
+                if os.fspath(path) == hidden and not os.path.islink(hidden):
+                    os.rename(hidden, hidden + ".was")
+                    os.symlink(victim, hidden)
+                    raise PermissionError(13, "Permission denied", hidden)  # as a 000 folder does to a non-root grader
+                return real_scandir(path)
+
+            with unittest.mock.patch("os.scandir", scandir):
+                sandbox._disk_usage([tmp / "run"])
+            self.assertEqual(victim.stat().st_mode & 0o777, 0o600)
+
+    def test_an_unreadable_folder_is_opened_and_counted(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            hidden = Path(tmp) / "hidden"
+            hidden.mkdir()
+            (hidden / "f").write_bytes(bytes(MiB))
+            hidden.chmod(0)
+            sandbox._let_owner_in(hidden)
+            self.assertEqual(hidden.stat().st_mode & 0o700, 0o700)
+            self.assertGreaterEqual(sandbox._disk_usage([Path(tmp)]), MiB)
 
 
 def main():

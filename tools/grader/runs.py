@@ -7,7 +7,9 @@ the lab's LabResult (tools/grader/result.py)."""
 from __future__ import annotations
 
 import io
+import os
 import shutil
+import stat
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -17,6 +19,7 @@ from .process import run, run_untrusted, tail, write_log
 from .records import read_new_records
 from .result import LabResult
 from .scoring import size_text
+from .submission import file_kind, shown
 
 
 class NoGpu(Exception):
@@ -102,8 +105,13 @@ def judged_run(what, prog, extra, seed, timeout, log, out, lab, index, untrusted
     evidence = here / "evidence"
     cmd = [str(prog)] + extra + ["--seed", str(seed), "--json", str(graded_json), "--evidence", str(evidence)]
     r = run_untrusted(what, cmd, timeout, log, untrusted, writable=[here])
+    removed = as_the_harness_writes(here, graded_json, evidence)
+    if removed:
+        more = f"; and {len(removed) - 5} more" if len(removed) > 5 else ""
+        note = f"[removed before judging, not as the harness writes them: {'; '.join(removed[:5])}{more}]\n"
+        r.output += "\n" + note
+        write_log(log, note + "\n")
     graded = read_new_records(graded_json, 0)[0]
-    prune(here, keep={graded_json.name, evidence.name})
     if r.timed_out:
         sandbox.remove_tree(evidence)
         return Judged(r, graded)
@@ -121,13 +129,52 @@ def judged_run(what, prog, extra, seed, timeout, log, out, lab, index, untrusted
     return Judged(r, graded, finish)
 
 
-def prune(folder, keep):
-    """Removes what a submission's run left in its folder beyond the names in
-    `keep`: the sandbox bounds what one run may write (Limits.disk_bytes), and
-    nothing else of it is read, so a class's runs cannot pile it up on the disk."""
-    for entry in folder.iterdir():
-        if entry.name not in keep:
+# A graded run's records file: a lab's records of all its runs are at most ~180 KB
+# (results/h100/records.jsonl: torch_attention's 176 KB, lab 31's 152 KB).
+MAX_RECORDS_BYTES = 16 << 20
+
+
+def as_the_harness_writes(here, records, evidence):
+    """Leaves in a finished graded run's folder only what the harness writes there: the
+    records, a regular file of at most MAX_RECORDS_BYTES, and the evidence folder of
+    regular files (common/src/evidence.cpp). The grader reads the records and the judge
+    the evidence with their own rights, outside the sandbox, following links: a link
+    planted there (by code that reached a system call the audit does not see) would
+    have them read any file they may (another student's records, with its times; a
+    secret whose first line a judge's message quotes), and a named pipe would block
+    them for ever. Nothing of the run is alive now (the sandbox killed its processes).
+    Everything else is removed too: nothing else of it is read, and a class's runs
+    cannot pile it up on the disk. Returns what was removed for its kind, and why."""
+    removed = []
+
+    def drop(path, why):
+        sandbox.remove_tree(path)
+        removed.append(f"{shown(os.path.relpath(path, here))} ({why})")
+
+    for entry in here.iterdir():
+        if entry.name not in (records.name, evidence.name):
             sandbox.remove_tree(entry)
+    try:
+        st = os.lstat(records)
+        if not stat.S_ISREG(st.st_mode):
+            drop(records, file_kind(st.st_mode))
+        elif st.st_size > MAX_RECORDS_BYTES:
+            drop(records, f"{st.st_size} bytes, over the records' limit of {MAX_RECORDS_BYTES} bytes")
+    except FileNotFoundError:
+        pass
+    try:
+        st = os.lstat(evidence)
+    except FileNotFoundError:
+        return removed
+    if not stat.S_ISDIR(st.st_mode):
+        drop(evidence, file_kind(st.st_mode))
+        return removed
+    with os.scandir(evidence) as entries:
+        for e in entries:
+            kind = e.stat(follow_symlinks=False).st_mode
+            if not stat.S_ISREG(kind):
+                drop(e.path, file_kind(kind))
+    return removed
 
 
 def verdict(r, graded, j, judged):

@@ -36,7 +36,7 @@ between contexts, so it cannot read another process's allocations, but it
 can slow them down); timing side channels; bugs in the kernel, the NVIDIA
 driver or bwrap (no seccomp filter is installed: the kernel's whole system
 call surface and the driver's ioctls stay reachable); what it prints (the
-output comes back to the grader, capped at Limits.output_bytes).
+output comes back to the grader, capped at Limits.output_bytes: its first and last halves).
 
 The grader calls run() (or wrap() for the command line of a Slurm script);
 check_available() says, once, whether bwrap works here and how to fix it if
@@ -45,6 +45,7 @@ limits, timeout and result, without the isolation (trusted code only).
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import glob
 import json
@@ -169,7 +170,12 @@ class Limits:
     # Optional RLIMIT_AS per process, for compilers only (never for CUDA programs, see memory_bytes).
     address_space_bytes: int | None = None
     tmp_bytes: int = 2 * GiB  # the size of its private /tmp and of its /dev/shm (tmpfs: memory)
-    output_bytes: int = 64 * MiB  # output kept; the rest is counted and dropped
+    # Output kept, its first half and its last (the error that ends a run comes
+    # last); the rest is counted and dropped. Printing is allowed to a kernel file,
+    # and every run's output goes to the lab's log: at 64 MiB a run, a lab's ~30
+    # runs (checks, sanitizers, benchmark) left ~2 GiB of log per student, on no
+    # limit's account. A lab's own table is a few KB.
+    output_bytes: int = 4 * MiB
     # Disk space it may add to its writable folders, summed over all of them
     # (files' allocated blocks, at least ENTRY_BYTES each; what was there before
     # it started is not counted). DISK_BYTES, or CUDALABS_DISK_LIMIT_GIB.
@@ -804,6 +810,19 @@ class _Watch:
             time.sleep(0.01)
 
 
+def _let_owner_in(path) -> None:
+    """chmod u+rwx of the folder at `path` itself, never of what a link put there
+    since leads to: the command runs while its folders are walked, and can swap a
+    folder it made unreadable for a link to any file of the grader's user between the
+    failed listing and this chmod (a plain chmod follows it). Opened as a path, not
+    followed, then changed through its descriptor."""
+    fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY)
+    try:
+        os.chmod(f"/proc/self/fd/{fd}", os.fstat(fd).st_mode & 0o7777 | 0o700)
+    finally:
+        os.close(fd)
+
+
 def _disk_usage(folders, stop_above=None) -> int:
     """Bytes the folders take on disk: each file's and folder's allocated blocks, at
     least ENTRY_BYTES each, a hard-linked file once; links never followed. Stops
@@ -816,7 +835,7 @@ def _disk_usage(folders, stop_above=None) -> int:
             entries = list(os.scandir(path))
         except PermissionError:
             try:
-                os.chmod(path, os.lstat(path).st_mode & 0o7777 | 0o700)
+                _let_owner_in(path)
                 entries = list(os.scandir(path))
             except OSError:
                 continue
@@ -933,16 +952,19 @@ class _DiskWatch:
 
 class _Output:
     """Reads the command's output (stdout and stderr: one pipe) in a thread, so
-    a full pipe never blocks it; keeps the first `limit` bytes, counts the rest."""
+    a full pipe never blocks it; keeps its first limit/2 bytes and its last
+    limit/2, counts the rest."""
 
     def __init__(self, pipe, limit: int):
         self.pipe, self.limit = pipe, limit
         self.chunks, self.kept, self.dropped = [], 0, 0
+        self.tail, self.tail_bytes = collections.deque(), 0
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
 
     def _read(self):
         fd = self.pipe.fileno()
+        head = self.limit // 2
         while True:
             try:
                 data = os.read(fd, 65536)
@@ -950,10 +972,17 @@ class _Output:
                 return
             if not data:
                 return
-            room = max(0, self.limit - self.kept)
-            self.chunks.append(data[:room])
-            self.kept += min(room, len(data))
-            self.dropped += len(data) - min(room, len(data))
+            room = max(0, head - self.kept)
+            if room:
+                self.chunks.append(data[:room])
+                self.kept += min(room, len(data))
+                data = data[room:]
+            if data:
+                self.tail.append(data)
+                self.tail_bytes += len(data)
+                while self.tail_bytes - len(self.tail[0]) >= self.limit - head:
+                    self.dropped += len(self.tail[0])
+                    self.tail_bytes -= len(self.tail.popleft())
 
     def text(self, wait_s: float) -> str:
         # Everything it started has ended, so the pipe is closed; wait_s
@@ -963,10 +992,14 @@ class _Output:
         self.thread.join(timeout=wait_s)
         if not self.thread.is_alive():
             self.pipe.close()
+        tail = b"".join(self.tail)
+        cut = max(0, len(tail) - (self.limit - self.limit // 2))
+        dropped = self.dropped + cut
         text = b"".join(self.chunks).decode(errors="replace")
-        if self.dropped:
-            text += f"\n[sandbox: {self.dropped} more bytes of output were dropped (limit {self.limit})]\n"
-        return text
+        if dropped:
+            text += (f"\n[sandbox: {dropped} more bytes of output were dropped here (limit {self.limit}: "
+                     "the first and the last half kept)]\n")
+        return text + tail[cut:].decode(errors="replace")
 
 
 class _Status:

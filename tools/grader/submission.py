@@ -55,7 +55,7 @@ def shown(name):
     return name if name.isprintable() and len(name) <= 120 else ascii(name[:120])
 
 
-def _kind(mode):
+def file_kind(mode):
     return ("a symbolic link" if stat.S_ISLNK(mode) else "a folder" if stat.S_ISDIR(mode)
             else "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
             else "a device node" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a plain file")
@@ -79,7 +79,7 @@ def read_plain(folder, name):
                 target = ""
                 if stat.S_ISLNK(st.st_mode):
                     target = f" (to {shown(os.readlink(part, dir_fd=fd))})"
-                raise NotPlain(f"{shown('/'.join(parts[:i + 1]))} is {_kind(st.st_mode)}{target}")
+                raise NotPlain(f"{shown('/'.join(parts[:i + 1]))} is {file_kind(st.st_mode)}{target}")
             flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NOCTTY | os.O_NONBLOCK | (0 if last else os.O_DIRECTORY)
             try:
                 nxt = os.open(part, flags, dir_fd=fd)
@@ -89,7 +89,7 @@ def read_plain(folder, name):
             fd = nxt
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise NotPlain(f"{shown(name)} is {_kind(st.st_mode)}")
+            raise NotPlain(f"{shown(name)} is {file_kind(st.st_mode)}")
         if st.st_size > MAX_FILE_BYTES:
             raise NotPlain(f"{shown(name)} is {st.st_size} bytes, more than a kernel file's limit of "
                            f"{MAX_FILE_BYTES} bytes")
