@@ -270,7 +270,7 @@ class Sandbox(unittest.TestCase):
         (here: reported so) kills the command that added the most among those
         running, with the reason and the fix said; one that added nothing runs on."""
         saved = sandbox._disk_space
-        sandbox._disk_space = lambda path: (1 * MiB, 100 << 30)  # 1 MiB free of 100 GiB
+        sandbox._disk_space = lambda path: (1 * MiB, 100 << 30, 1 << 20, 1 << 22)  # 1 MiB free of 100 GiB
         try:
             r = self.sh(f"cd {self.scratch} && head -c 4194304 /dev/urandom > f && sleep 30",
                         limits=sandbox.Limits(wall_s=60))
@@ -295,6 +295,26 @@ class Sandbox(unittest.TestCase):
             self.assertFalse(sandbox._DiskWatch.live - set(watches))  # stopped watches leave the registry
             shutil.rmtree(small)
             shutil.rmtree(large)
+        finally:
+            sandbox._disk_space = saved
+
+    def test_a_disk_short_of_inodes_stops_the_largest_writer(self):
+        """Bytes to spare but the inodes nearly gone (here: reported so), as a flood of
+        empty files leaves a disk: the command that added the most is killed, saying
+        so; a filesystem that counts no inodes (btrfs reports 0) is not held to it."""
+        saved = sandbox._disk_space
+        try:
+            for inodes, killed in ((6_500_000, True), (0, False)):
+                sandbox._disk_space = lambda path, n=inodes: (50 << 30, 100 << 30, 100, n)
+                r = self.sh(f"cd {self.scratch} && mkdir d && touch d/1 d/2 d/3 d/4 && sleep 5",
+                            limits=sandbox.Limits(wall_s=60))
+                if killed:
+                    self.assertIn("100 inodes free", r.killed_why, r.output)
+                    self.assertIn("--parallel 1", r.killed_why)
+                    self.assertEqual(r.rc, -9)
+                else:
+                    self.assertEqual((r.rc, r.killed_why), (0, ""), r.output)
+                shutil.rmtree(self.scratch / "d")
         finally:
             sandbox._disk_space = saved
 

@@ -110,6 +110,10 @@ DISK_POLL_S = 1.0  # the writable folders are walked this often, in a thread of 
 # breaks every grading on the machine, not only the one that filled it.
 DISK_RESERVE_SHARE = 0.05
 DISK_RESERVE_MIN = 2 * (1 << 30)  # about what a fast writer adds between two walks (DISK_POLL_S)
+# The same share of the filesystem's inodes is kept free: each file counts ENTRY_BYTES against a
+# command's limit, so 32 GiB of it is 8 M empty files, more than the 6.5 M inodes of a 100 GB ext4
+# disk (one per 16 KiB). A filesystem that reports no inode count (btrfs: 0) is not held to it.
+INODE_RESERVE_MIN = 10000
 ENTRY_BYTES = 4096  # what each file or folder counts at the least: a million empty files fill a disk's inodes
 
 
@@ -879,10 +883,11 @@ def remove_tree(path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def _disk_space(path) -> tuple[int, int]:
-    """(bytes free to an ordinary user, size) of the filesystem holding path."""
+def _disk_space(path) -> tuple[int, int, int, int]:
+    """(bytes free to an ordinary user, size, inodes free to an ordinary user, inodes)
+    of the filesystem holding path."""
     st = os.statvfs(path)
-    return st.f_bavail * st.f_frsize, st.f_blocks * st.f_frsize
+    return st.f_bavail * st.f_frsize, st.f_blocks * st.f_frsize, st.f_favail, st.f_files
 
 
 class _DiskWatch:
@@ -910,20 +915,26 @@ class _DiskWatch:
             self.low = self._disk_low()
 
     def _disk_low(self):
-        """(folder, free, reserve) when a folder's disk has less than its reserve
-        free and, of the commands running, this one has added the most; else None."""
+        """(folder, what ran low, free, reserve) when a folder's disk has less than its
+        reserve of bytes or of inodes free and, of the commands running, this one has
+        added the most; else None."""
         for folder in self.folders:
             try:
-                free, size = _disk_space(folder)
+                free, size, free_inodes, inodes = _disk_space(folder)
             except OSError:
                 continue
             reserve = max(DISK_RESERVE_MIN, int(size * DISK_RESERVE_SHARE))
-            if free >= reserve or self.added <= 0:
+            inode_reserve = max(INODE_RESERVE_MIN, int(inodes * DISK_RESERVE_SHARE))
+            if free >= reserve:
+                low = ("inodes", free_inodes, inode_reserve) if inodes and free_inodes < inode_reserve else None
+            else:
+                low = ("bytes", free, reserve)
+            if low is None or self.added <= 0:
                 continue
             with _DiskWatch.live_lock:
                 largest = max(w.added for w in _DiskWatch.live)
             if self.added >= largest:
-                return folder, free, reserve
+                return (folder, *low)
         return None
 
     def over(self) -> bool:
@@ -936,9 +947,11 @@ class _DiskWatch:
 
     def why(self) -> str:
         if self.low is not None and self.added <= self.limit:
-            folder, free, reserve = self.low
-            return (f"killed: the disk holding {os.fspath(folder)} had {free / GiB:.2f} GiB free, under the "
-                    f"{reserve / GiB:.2f} GiB kept free (tools/grader/sandbox.py, DISK_RESERVE_SHARE), and of the "
+            folder, what, free, reserve = self.low
+            room = (f"{free / GiB:.2f} GiB free, under the {reserve / GiB:.2f} GiB kept free" if what == "bytes" else
+                    f"{free} inodes free (files it can still hold), under the {reserve} kept free")
+            return (f"killed: the disk holding {os.fspath(folder)} had {room} "
+                    f"(tools/grader/sandbox.py, DISK_RESERVE_SHARE), and of the "
                     f"commands running this one had added the most ({self.added / GiB:.2f} GiB). If it is the "
                     f"course's own code, the disk is too small for this grading: free some space, or grade with "
                     f"fewer runs at once (--parallel 1)")
