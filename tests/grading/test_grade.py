@@ -23,6 +23,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 from grader import sources  # tools/grader/ (PYTHONPATH: tests/grading/meson.build)
+from grader import judge
 from grader.config import METRICS, SANITIZERS, GradeError, edge_runs, lab_names, load_config, select
 from grader.process import Untrusted, gpu_memory_gib
 from grader.records import read_records
@@ -609,6 +610,48 @@ class Judged(unittest.TestCase):
         self.assertTrue(tree and not any(r["passed"] for r in tree))
         self.assertTrue(all(r["timed"] for r in res.records))  # times are the graded program's
         self.assertTrue(res.problems)
+
+
+class JudgedRecords(unittest.TestCase):
+    """What a graded program's records may still say once its harness's memory is
+    corrupted (every field of them), against what the score is made from: lab 04's
+    benchmark at its largest size, judged right (the fixture's records)."""
+
+    def setUp(self):
+        self.cfg = load_config(FIXTURES / "grading.toml", lab_names(ROOT))["04_reduction"]
+        fixture = [r for r in read_records(FIXTURES / "records.jsonl") if r["lab"] == "04_reduction"]
+        checks = {"first": True, "repeat": True, "timed_runs": True, "after_timing": True, "fresh_inputs": True}
+        self.graded = [dict(r, checks=checks) for r in fixture]
+        # The judge's record, as common/src/lab.cpp writes one: untimed, unrated, its own checks.
+        self.judged = [dict(r, checks=checks, judge=True, timed=False, median_ms=0, gbps=0, gflops=0, baseline="",
+                            baseline_ms=None, vs_baseline=None, ceiling="", ceiling_value=None, pct_of_ceiling=None,
+                            library_baseline=r["variant"] == "cub") for r in fixture]
+
+    def score(self, graded=None, judged=None):
+        records = judge.merge(graded or self.graded, judged or self.judged)
+        return records, judge_performance(records, self.cfg)
+
+    def forged(self, variant, **fields):
+        return [dict(r, **fields) if r["variant"] == variant else r for r in self.graded]
+
+    def test_the_fixture_earns_three_quarters(self):
+        records, perf = self.score()
+        self.assertTrue(all(r["passed"] for r in records))
+        self.assertEqual((perf["variant"], perf["score"]), ("warp_shuffle", 3.0))
+
+    def test_a_time_the_harness_cannot_write_is_not_taken(self):
+        """num() writes a non-finite time as null: a NaN, an infinity or a string is
+        corrupted memory. A NaN time of the baseline made vs_baseline NaN, and
+        min(1.0, nan) is 1.0: full points; a string stopped the grader."""
+        for value in (float("nan"), float("inf"), "0.001", 10**400, True):
+            with self.subTest(value=value):
+                records, perf = self.score(self.forged("cub", median_ms=value))
+                cub = next(r for r in records if r["variant"] == "cub")
+                self.assertFalse(cub["passed"])
+                self.assertIn("not as its harness writes it (median_ms", cub["failure"])
+                self.assertEqual(perf["score"], 0)  # and the lab fails its correctness: runs.problem_of
+        records, perf = self.score(self.forged("warp_shuffle", baseline=["cub"]))
+        self.assertIn("(baseline: [", next(r for r in records if r["variant"] == "warp_shuffle")["failure"])
 
 
 class EndToEnd(unittest.TestCase):

@@ -26,6 +26,37 @@ MEASURED = ("timed", "median_ms", "min_ms", "mean_ms", "stddev_ms", "ci95_ms", "
             "no_gap_batch", "unjoined_ms", "ceiling", "ceiling_value", "baseline", "peak", "peak_gflops", "clocks", "throttled",
             "throttle_why", "power_capped", "gpu_work", "resources", "implausible", "implausible_why", "suspect")
 
+# The JSON type of each measured field as the harness writes it (common/src/report.cpp;
+# num() writes a non-finite number as null). Another is the harness's memory
+# corrupted, and is not taken: a NaN time passed every comparison of the score
+# (min(1.0, nan) is 1.0: full performance points), a string stopped the grader.
+NUMBER, TEXT, FLAG, OBJECT = "a finite number", "a string", "true or false", "an object"
+FIELD_TYPES = {"timed": FLAG, "median_ms": NUMBER, "min_ms": NUMBER, "mean_ms": NUMBER, "stddev_ms": NUMBER,
+               "ci95_ms": NUMBER, "runs": NUMBER, "stop": TEXT, "no_gap_ms": NUMBER, "no_gap_batch": NUMBER,
+               "unjoined_ms": NUMBER, "ceiling": TEXT, "ceiling_value": NUMBER, "baseline": TEXT, "peak": TEXT,
+               "peak_gflops": NUMBER, "clocks": OBJECT, "throttled": FLAG, "throttle_why": TEXT,
+               "power_capped": FLAG, "gpu_work": OBJECT, "resources": OBJECT, "implausible": FLAG,
+               "implausible_why": TEXT, "suspect": FLAG}
+
+
+def as_written(field, value):
+    """Whether a measured field's value is of the type the harness writes there."""
+    kind = FIELD_TYPES[field]
+    if value is None:
+        return kind == NUMBER  # a non-finite number, written as null
+    if kind == NUMBER:
+        return type(value) in (int, float) and abs(value) < 2.0**64  # false for NaN and the infinities
+    return isinstance(value, {TEXT: str, FLAG: bool, OBJECT: dict}[kind])
+
+
+def malformed(record):
+    """The first measured field of a graded record that the harness would not have
+    written, as "field: value", or ""."""
+    for field in MEASURED:
+        if field in record and not as_written(field, record[field]):
+            return f"{field}: {json.dumps(record[field])[:60]}"
+    return ""
+
 
 def key(record: dict) -> tuple:
     """Which check a record is: its variant, its size and the lab's flags."""
@@ -53,6 +84,12 @@ def merge(graded: list[dict], judged: list[dict]) -> list[dict]:
             m["passed"] = False
             m["failure"] = ("the graded program wrote no record of this check (it stopped or crashed before it); "
                             + (j.get("failure") or "the judge found no output for it"))
+            merged.append(m)
+            continue
+        bad = malformed(g)
+        if bad:
+            m["passed"] = False
+            m["failure"] = f"the graded program's record is not as its harness writes it ({bad}): judged as failed"
             merged.append(m)
             continue
         for field in MEASURED:
