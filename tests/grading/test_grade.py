@@ -608,7 +608,8 @@ class Judged(unittest.TestCase):
             score()
         tree = [r for r in res.records if r["variant"] == "tree"]
         self.assertTrue(tree and not any(r["passed"] for r in tree))
-        self.assertTrue(all(r["timed"] for r in res.records))  # times are the graded program's
+        # Times are the graded program's, where the judge judged the timing (not tree's, wrong on its first run).
+        self.assertTrue(all(r["timed"] for r in res.records if r["variant"] != "tree"))
         self.assertTrue(res.problems)
 
 
@@ -638,6 +639,15 @@ class JudgedRecords(unittest.TestCase):
         records, perf = self.score()
         self.assertTrue(all(r["passed"] for r in records))
         self.assertEqual((perf["variant"], perf["score"]), ("warp_shuffle", 3.0))
+
+    def test_only_a_record_whose_timing_was_judged_is_timed(self):
+        """A checking run (--check-only) times nothing, and its judge judges no timed
+        output: a record of it that says it was timed earns nothing."""
+        untimed = dict(self.judged[0]["checks"], timed_runs=None, after_timing=None)
+        records, perf = self.score(judged=[dict(j, checks=untimed) for j in self.judged])
+        self.assertTrue(all(r["passed"] and not r["timed"] for r in records))
+        self.assertEqual(perf["score"], 0)
+        self.assertIn("no vs_baseline measured", perf["text"])
 
     def test_a_time_the_harness_cannot_write_is_not_taken(self):
         """num() writes a non-finite time as null: a NaN, an infinity or a string is

@@ -13,7 +13,7 @@ and writes its own records. merge() makes the records the grader scores:
     it passed (its trace of the GPU work, a starter kit's "not implemented yet"
     and its own checks can only take points away);
   - the times (median_ms, the baseline's, the clocks) from the graded program,
-    where timing must happen; rates recomputed from those times and the
+    where timing must happen, of a record whose timing the judge judged; rates recomputed from those times and the
     judge's declared work (bytes, FLOPs), never taken from the graded record.
 """
 from __future__ import annotations
@@ -95,6 +95,12 @@ def merge(graded: list[dict], judged: list[dict]) -> list[dict]:
         for field in MEASURED:
             if field in g:
                 m[field] = g[field]
+        # Timed only where the judge judged the timing's outputs (a run without
+        # --check-only, a record right up to its timing): a record of a checking
+        # run that says it was timed would be scored on times of outputs nobody
+        # judged, at a drawn size that may be larger than the benchmark's.
+        if (j.get("checks") or {}).get("after_timing") is None:
+            m["timed"] = False
         m["passed"] = bool(j.get("passed")) and bool(g.get("passed"))
         if not g.get("passed"):
             m["failure"] = g.get("failure") or j.get("failure") or "failed its check"
