@@ -649,6 +649,15 @@ class JudgedRecords(unittest.TestCase):
         self.assertEqual(perf["score"], 0)
         self.assertIn("no vs_baseline measured", perf["text"])
 
+    def test_a_baseline_or_ceiling_is_the_judges_library_baseline(self):
+        """warp_shuffle's record names tree (1.5x slower) its baseline: 1.5 of it, full
+        points; or names itself its ceiling, a baseline that no gate holds."""
+        records, perf = self.score(self.forged("warp_shuffle", baseline="tree"))
+        self.assertEqual(next(r for r in records if r["variant"] == "warp_shuffle")["baseline"], "")
+        self.assertEqual((perf["variant"], perf["score"]), ("tree", 2.0))  # 0.20 of cub against 0.40
+        records, perf = self.score(self.forged("warp_shuffle", ceiling="warp_shuffle"))
+        self.assertEqual(baseline_variants(records), {"cub"})
+
     def test_a_time_the_harness_cannot_write_is_not_taken(self):
         """num() writes a non-finite time as null: a NaN, an infinity or a string is
         corrupted memory. A NaN time of the baseline made vs_baseline NaN, and

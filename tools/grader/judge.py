@@ -107,8 +107,29 @@ def merge(graded: list[dict], judged: list[dict]) -> list[dict]:
         elif not j.get("passed"):
             m["failure"] = "judged: " + (j.get("failure") or "failed its check")
         merged.append(m)
+    named_by_the_judge(merged)
     rate(merged)
     return merged
+
+
+def size_key(record):
+    return json.dumps(record.get("size", {}), sort_keys=True)
+
+
+def named_by_the_judge(records):
+    """A variant named as a record's baseline or ceiling (the graded program's
+    word) stays named only if the judge's records call it the lab's library
+    baseline at that size (common/src/lab.cpp's rate() names no other): a record
+    that named a slower kernel of the lab its baseline was rated against it, and a
+    variant named its own ceiling counted as a baseline, which no implausibility
+    gate holds."""
+    libraries = {(size_key(r), r["variant"]) for r in records if r.get("library_baseline")}
+    variants = {r["variant"] for r in records}
+    for r in records:
+        for field in ("baseline", "ceiling"):
+            name = r.get(field)
+            if name and (field == "baseline" or name in variants) and (size_key(r), name) not in libraries:
+                r[field] = ""
 
 
 def rate(records: list[dict]) -> None:
@@ -116,10 +137,7 @@ def rate(records: list[dict]) -> None:
     GB/s, GFLOP/s, % of the measured ceiling, the ratio to the baseline measured
     in the same run; a FLOP/s above the device's peak (from the judge's record)
     is implausible whatever the graded record says."""
-    def size(r):
-        return json.dumps(r.get("size", {}), sort_keys=True)
-
-    timed = {(size(r), r["variant"]): r for r in records if r.get("timed") and r.get("median_ms")}
+    timed = {(size_key(r), r["variant"]): r for r in records if r.get("timed") and r.get("median_ms")}
     for r in records:
         ms = r.get("median_ms") or 0
         if not r.get("timed") or ms <= 0:
@@ -127,7 +145,7 @@ def rate(records: list[dict]) -> None:
         bytes_, flops = r.get("bytes") or 0, r.get("flops") or 0
         r["gbps"] = bytes_ / (ms * 1e6) if bytes_ else 0
         r["gflops"] = flops / (ms * 1e6) if flops else 0
-        base = timed.get((size(r), r.get("baseline")))
+        base = timed.get((size_key(r), r.get("baseline")))
         if base is not None and base is not r:
             r["baseline_ms"] = base["median_ms"]
             r["vs_baseline"] = base["median_ms"] / ms
