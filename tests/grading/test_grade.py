@@ -626,7 +626,8 @@ class JudgedRecords(unittest.TestCase):
         # The judge's record, as common/src/lab.cpp writes one: untimed, unrated, its own checks.
         self.judged = [dict(r, checks=checks, judge=True, timed=False, median_ms=0, gbps=0, gflops=0, baseline="",
                             baseline_ms=None, vs_baseline=None, ceiling="", ceiling_value=None, pct_of_ceiling=None,
-                            library_baseline=r["variant"] == "cub") for r in fixture]
+                            library_baseline=r["variant"] == "cub", peak="fp32", peak_gflops=66900,
+                            dram_peak_gbps=3352, l2_bytes=50 << 20) for r in fixture]
 
     def score(self, graded=None, judged=None):
         records = judge.merge(graded or self.graded, judged or self.judged)
@@ -657,6 +658,21 @@ class JudgedRecords(unittest.TestCase):
         self.assertEqual((perf["variant"], perf["score"]), ("tree", 2.0))  # 0.20 of cub against 0.40
         records, perf = self.score(self.forged("warp_shuffle", ceiling="warp_shuffle"))
         self.assertEqual(baseline_variants(records), {"cub"})
+
+    def test_the_plausibility_gate_is_the_judges(self):
+        """A forged time 100x faster, with the graded record's gate inputs cleared
+        (implausible false, no peak): 1 GB read in 13 us is above what the memory
+        can deliver, whatever the graded record says."""
+        records, perf = self.score(self.forged("warp_shuffle", median_ms=0.013, implausible=False, peak="",
+                                               peak_gflops=0))
+        shuffle = next(r for r in records if r["variant"] == "warp_shuffle")
+        self.assertTrue(shuffle["passed"] and shuffle["implausible"])
+        self.assertIn("above what the memory can deliver", shuffle["implausible_why"])
+        self.assertEqual((perf["score"], perf.get("implausible")), (0, True))
+        # The same time, a FLOP count above the compute peak: held by the judge's peak.
+        judged = [dict(j, bytes=0, flops=1e12) for j in self.judged]
+        records, perf = self.score(self.forged("warp_shuffle", median_ms=1, peak_gflops=1e9), judged)
+        self.assertIn("above the device's fp32 peak of 66900", perf["text"])
 
     def test_a_time_the_harness_cannot_write_is_not_taken(self):
         """num() writes a non-finite time as null: a NaN, an infinity or a string is

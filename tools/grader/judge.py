@@ -23,7 +23,7 @@ import json
 # What the graded program measured: kept from its record (timing stays in the
 # program; a submission can forge these only by corrupting the harness's memory).
 MEASURED = ("timed", "median_ms", "min_ms", "mean_ms", "stddev_ms", "ci95_ms", "runs", "stop", "no_gap_ms",
-            "no_gap_batch", "unjoined_ms", "ceiling", "ceiling_value", "baseline", "peak", "peak_gflops", "clocks", "throttled",
+            "no_gap_batch", "unjoined_ms", "ceiling", "ceiling_value", "baseline", "clocks", "throttled",
             "throttle_why", "power_capped", "gpu_work", "resources", "implausible", "implausible_why", "suspect")
 
 # The JSON type of each measured field as the harness writes it (common/src/report.cpp;
@@ -33,8 +33,7 @@ MEASURED = ("timed", "median_ms", "min_ms", "mean_ms", "stddev_ms", "ci95_ms", "
 NUMBER, TEXT, FLAG, OBJECT = "a finite number", "a string", "true or false", "an object"
 FIELD_TYPES = {"timed": FLAG, "median_ms": NUMBER, "min_ms": NUMBER, "mean_ms": NUMBER, "stddev_ms": NUMBER,
                "ci95_ms": NUMBER, "runs": NUMBER, "stop": TEXT, "no_gap_ms": NUMBER, "no_gap_batch": NUMBER,
-               "unjoined_ms": NUMBER, "ceiling": TEXT, "ceiling_value": NUMBER, "baseline": TEXT, "peak": TEXT,
-               "peak_gflops": NUMBER, "clocks": OBJECT, "throttled": FLAG, "throttle_why": TEXT,
+               "unjoined_ms": NUMBER, "ceiling": TEXT, "ceiling_value": NUMBER, "baseline": TEXT, "clocks": OBJECT, "throttled": FLAG, "throttle_why": TEXT,
                "power_capped": FLAG, "gpu_work": OBJECT, "resources": OBJECT, "implausible": FLAG,
                "implausible_why": TEXT, "suspect": FLAG}
 
@@ -135,8 +134,9 @@ def named_by_the_judge(records):
 def rate(records: list[dict]) -> None:
     """Rates from the graded program's times and the judge's declared work:
     GB/s, GFLOP/s, % of the measured ceiling, the ratio to the baseline measured
-    in the same run; a FLOP/s above the device's peak (from the judge's record)
-    is implausible whatever the graded record says."""
+    in the same run; a FLOP/s above the device's peak, or a GB/s above what its
+    memory can deliver (both from the judge's record), is implausible whatever
+    the graded record says."""
     timed = {(size_key(r), r["variant"]): r for r in records if r.get("timed") and r.get("median_ms")}
     for r in records:
         ms = r.get("median_ms") or 0
@@ -161,6 +161,16 @@ def rate(records: list[dict]) -> None:
             r["implausible"] = True
             r["implausible_why"] = (f"{r['gflops']:.0f} GFLOP/s is above the device's {r.get('peak', '')} peak of "
                                     f"{peak:.0f} GFLOP/s")
+        # The memory's bound, as common/src/lab.cpp's implausible_reason() draws it:
+        # at least bytes - L2 cross the DRAM interface; data that fits twice in L2
+        # gets 8x the DRAM peak.
+        dram, l2 = r.get("dram_peak_gbps") or 0, r.get("l2_bytes") or 0
+        if dram and bytes_:
+            bound = dram * bytes_ / (bytes_ - l2) if bytes_ > 2 * l2 else 8 * dram
+            if r["gbps"] > bound:
+                r["implausible"] = True
+                r["implausible_why"] = (f"{r['gbps']:.0f} GB/s is above what the memory can deliver ({bound:.0f} GB/s "
+                                        f"for {bytes_ / 1e6:.0f} MB with a {l2 / 2**20:.0f} MB L2; DRAM peak {dram:.0f} GB/s)")
 
 
 def declared_work(record: dict) -> bool:
