@@ -143,6 +143,12 @@ const Record& Recorder::measure(const Measurement& m) {
 
   r.judge = judging();
   r.library_baseline = is_baseline(m.variant);
+  if (judging()) {
+    // The compute peak the variant's FLOP/s are held against, from the course's
+    // code: a judge rates nothing, and the graded program's word is its memory's.
+    r.peak = to_string(m.peak);
+    r.peak_gflops = device_.peak_gflops(m.peak);
+  }
   // 1. First run, traced: right, and computed by the GPU. A judge runs the
   //    course's own kernels: only the graded program's trace says what its ran.
   //    A copy lesson's round trip is traced too, for its kernel (host clock or not).

@@ -23,6 +23,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 from grader import sources  # tools/grader/ (PYTHONPATH: tests/grading/meson.build)
+from grader import judge
 from grader.config import METRICS, SANITIZERS, GradeError, edge_runs, lab_names, load_config, select
 from grader.process import Untrusted, gpu_memory_gib
 from grader.records import read_records
@@ -607,8 +608,85 @@ class Judged(unittest.TestCase):
             score()
         tree = [r for r in res.records if r["variant"] == "tree"]
         self.assertTrue(tree and not any(r["passed"] for r in tree))
-        self.assertTrue(all(r["timed"] for r in res.records))  # times are the graded program's
+        # Times are the graded program's, where the judge judged the timing (not tree's, wrong on its first run).
+        self.assertTrue(all(r["timed"] for r in res.records if r["variant"] != "tree"))
         self.assertTrue(res.problems)
+
+
+class JudgedRecords(unittest.TestCase):
+    """What a graded program's records may still say once its harness's memory is
+    corrupted (every field of them), against what the score is made from: lab 04's
+    benchmark at its largest size, judged right (the fixture's records)."""
+
+    def setUp(self):
+        self.cfg = load_config(FIXTURES / "grading.toml", lab_names(ROOT))["04_reduction"]
+        fixture = [r for r in read_records(FIXTURES / "records.jsonl") if r["lab"] == "04_reduction"]
+        checks = {"first": True, "repeat": True, "timed_runs": True, "after_timing": True, "fresh_inputs": True}
+        self.graded = [dict(r, checks=checks) for r in fixture]
+        # The judge's record, as common/src/lab.cpp writes one: untimed, unrated, its own checks.
+        self.judged = [dict(r, checks=checks, judge=True, timed=False, median_ms=0, gbps=0, gflops=0, baseline="",
+                            baseline_ms=None, vs_baseline=None, ceiling="", ceiling_value=None, pct_of_ceiling=None,
+                            library_baseline=r["variant"] == "cub", peak="fp32", peak_gflops=66900,
+                            dram_peak_gbps=3352, l2_bytes=50 << 20) for r in fixture]
+
+    def score(self, graded=None, judged=None):
+        records = judge.merge(graded or self.graded, judged or self.judged)
+        return records, judge_performance(records, self.cfg)
+
+    def forged(self, variant, **fields):
+        return [dict(r, **fields) if r["variant"] == variant else r for r in self.graded]
+
+    def test_the_fixture_earns_three_quarters(self):
+        records, perf = self.score()
+        self.assertTrue(all(r["passed"] for r in records))
+        self.assertEqual((perf["variant"], perf["score"]), ("warp_shuffle", 3.0))
+
+    def test_only_a_record_whose_timing_was_judged_is_timed(self):
+        """A checking run (--check-only) times nothing, and its judge judges no timed
+        output: a record of it that says it was timed earns nothing."""
+        untimed = dict(self.judged[0]["checks"], timed_runs=None, after_timing=None)
+        records, perf = self.score(judged=[dict(j, checks=untimed) for j in self.judged])
+        self.assertTrue(all(r["passed"] and not r["timed"] for r in records))
+        self.assertEqual(perf["score"], 0)
+        self.assertIn("no vs_baseline measured", perf["text"])
+
+    def test_a_baseline_or_ceiling_is_the_judges_library_baseline(self):
+        """warp_shuffle's record names tree (1.5x slower) its baseline: 1.5 of it, full
+        points; or names itself its ceiling, a baseline that no gate holds."""
+        records, perf = self.score(self.forged("warp_shuffle", baseline="tree"))
+        self.assertEqual(next(r for r in records if r["variant"] == "warp_shuffle")["baseline"], "")
+        self.assertEqual((perf["variant"], perf["score"]), ("tree", 2.0))  # 0.20 of cub against 0.40
+        records, perf = self.score(self.forged("warp_shuffle", ceiling="warp_shuffle"))
+        self.assertEqual(baseline_variants(records), {"cub"})
+
+    def test_the_plausibility_gate_is_the_judges(self):
+        """A forged time 100x faster, with the graded record's gate inputs cleared
+        (implausible false, no peak): 1 GB read in 13 us is above what the memory
+        can deliver, whatever the graded record says."""
+        records, perf = self.score(self.forged("warp_shuffle", median_ms=0.013, implausible=False, peak="",
+                                               peak_gflops=0))
+        shuffle = next(r for r in records if r["variant"] == "warp_shuffle")
+        self.assertTrue(shuffle["passed"] and shuffle["implausible"])
+        self.assertIn("above what the memory can deliver", shuffle["implausible_why"])
+        self.assertEqual((perf["score"], perf.get("implausible")), (0, True))
+        # The same time, a FLOP count above the compute peak: held by the judge's peak.
+        judged = [dict(j, bytes=0, flops=1e12) for j in self.judged]
+        records, perf = self.score(self.forged("warp_shuffle", median_ms=1, peak_gflops=1e9), judged)
+        self.assertIn("above the device's fp32 peak of 66900", perf["text"])
+
+    def test_a_time_the_harness_cannot_write_is_not_taken(self):
+        """num() writes a non-finite time as null: a NaN, an infinity or a string is
+        corrupted memory. A NaN time of the baseline made vs_baseline NaN, and
+        min(1.0, nan) is 1.0: full points; a string stopped the grader."""
+        for value in (float("nan"), float("inf"), "0.001", 10**400, True):
+            with self.subTest(value=value):
+                records, perf = self.score(self.forged("cub", median_ms=value))
+                cub = next(r for r in records if r["variant"] == "cub")
+                self.assertFalse(cub["passed"])
+                self.assertIn("not as its harness writes it (median_ms", cub["failure"])
+                self.assertEqual(perf["score"], 0)  # and the lab fails its correctness: runs.problem_of
+        records, perf = self.score(self.forged("warp_shuffle", baseline=["cub"]))
+        self.assertIn("(baseline: [", next(r for r in records if r["variant"] == "warp_shuffle")["failure"])
 
 
 class EndToEnd(unittest.TestCase):

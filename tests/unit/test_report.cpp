@@ -62,6 +62,16 @@ TEST(Json, RecordIsWellFormedAndComplete) {
                                "'seed','git','timestamp'])"));
 }
 
+TEST(Json, AJudgesRecordCarriesTheDevicesMemoryCeilings) {
+  DeviceInfo dev;
+  dev.dram_peak_gbps = 3352.3;
+  dev.l2_bytes = std::size_t{50} << 20;
+  Record r = sample();
+  EXPECT_TRUE(python_parses(to_json(r, dev), "'dram_peak_gbps' not in r and 'l2_bytes' not in r"));
+  r.judge = true;
+  EXPECT_TRUE(python_parses(to_json(r, dev), "abs(r['dram_peak_gbps']-3352.3)<1e-9 and r['l2_bytes']==52428800"));
+}
+
 TEST(Json, NanAndInfBecomeNull) {
   Record r = sample();
   r.check.max_abs_err = r.recheck.max_abs_err = INFINITY;
