@@ -289,6 +289,12 @@ def log_usage(state, student, assignment, seconds, what):
 
 def grade_request(host, config, command_line, stdin, say):
     """Everything after the config: returns results.json of the grading."""
+    # The state folder is the grading account's alone: usage.log and daily/ name every
+    # student with each verdict (8/10), and were made 0644 in a folder made 0755 (sudo
+    # mkdir), so every account of the host read them, a GitHub Classroom runner's
+    # account too, which runs whatever a student's workflow says.
+    host.state.mkdir(parents=True, exist_ok=True)
+    os.chmod(host.state, 0o700)
     assignment, student = parse_command(command_line)
     if assignment not in host.assignments:
         raise Refused(f"no assignment {assignment!r} on this GPU host (its assignments: "

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""The GPU host's side of the bridge (tools/gradescope/host.py), called as sshd's
+forced command calls it (host.serve: the command line, the archive on stdin), with
+a stand-in for tools/grade.py: what the host does around a grading, in seconds.
+
+  - the state folder is the grading account's alone: usage.log and daily/ (every
+    student's verdicts) unreadable by the host's other accounts;
+
+usage: PYTHONPATH=tools:tools/gradescope python3 tests/gradescope/test_host.py
+"""
+import io
+import json
+import stat
+import sys
+import tarfile
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import host  # tools/gradescope/ (PYTHONPATH: tests/gradescope/meson.build)
+import results
+
+ROOT = Path(__file__).resolve().parents[2]
+SEED = 918273
+failures = []
+
+# The stand-in for grade.py: argv[1] the output folder (run_dir/grade), argv[2] what
+# to do. "ok": one line per grading (student, start, end) in argv[3], after
+# argv[4] seconds, then results.json; "fail": grade.py's header with the seed,
+# then exit 2, as a grader that stopped after its first lab.
+FAKE = """
+import json, sys, time
+from pathlib import Path
+out, mode = Path(sys.argv[1]), sys.argv[2]
+if mode == "fail":
+    print("cudalabs grade: seed %d (repeat with --seed %d); submission x" % (SEED, SEED))
+    print("  01_vector_add  checked")
+    print("grade: error: the sandbox stopped")
+    sys.exit(2)
+student = json.loads((out.parent / "request.json").read_text())["student"]
+start = time.time()
+time.sleep(float(sys.argv[4]))
+with open(sys.argv[3], "a") as f:
+    f.write(f"{student} {start} {time.time()}\\n")
+out.mkdir(parents=True)
+(out / "results.json").write_text(json.dumps({"score": 0, "output": "graded", "tests": [
+    {"name": "01_vector_add: correctness", "score": 0, "max_score": 10}]}))
+""".replace("SEED", str(SEED))
+
+
+def expect(ok, what):
+    print(("ok:   " if ok else "FAIL: ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+
+
+def archive_of_lab01():
+    data = (ROOT / "labs" / "01_vector_add" / "vector_add.cuh").read_bytes()
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        info = tarfile.TarInfo("01_vector_add/vector_add.cuh")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+class Host:
+    """A host config in a fresh folder (its state folder made 0755, as `sudo mkdir -p`
+    makes it), the stand-in for grade.py, and serve() as sshd's forced command runs it."""
+
+    def __init__(self, tmp, mode="ok", seconds=0):
+        self.tmp, self.state, self.log = tmp, tmp / "state", tmp / "gradings.txt"
+        self.state.mkdir(mode=0o755)
+        self.state.chmod(0o755)
+        fake = tmp / "fake_grade.py"
+        fake.write_text(FAKE)
+        self.config = tmp / "host.toml"
+        self.config.write_text(f'state = "{self.state}"\nbuild = "{tmp}"\ngpus = [0, 1]\nbuild_only = true\n'
+                               f'queue_wait_s = 60\n[assignments.lab01]\nlabs = ["01"]\nseed = {SEED}\n')
+        host.grade_command = lambda h, labs, seed, submission, out: [sys.executable, str(fake), str(out), mode,
+                                                                     str(self.log), str(seconds)]
+        self.data = archive_of_lab01()
+
+    def serve(self, student, answers):
+        out, err = io.StringIO(), io.StringIO()
+        code = host.serve(self.config, f"grade lab01 {student}", io.BytesIO(self.data), out, err)
+        answers.append((student, code, json.loads(out.getvalue())))
+
+
+def state_is_private(tmp):
+    h, answers = Host(tmp), []
+    h.serve("ada", answers)
+    usage = h.state / "usage.log"
+    expect(answers[0][1] == 0 and usage.is_file(), f"a grading: graded and logged ({answers[0][2]['output'][:200]})")
+    opened = stat.S_IMODE(h.state.stat().st_mode)
+    readable = [p.name for p in [usage, *h.state.glob("daily/*.tsv")] if stat.S_IMODE(p.stat().st_mode) & 0o044]
+    expect(opened & 0o077 == 0,
+           f"the state folder ({oct(opened)}) is closed to other accounts, whose files {readable} name every "
+           f"student and verdict")
+
+
+def main():
+    for case in (state_is_private,):
+        with tempfile.TemporaryDirectory(prefix="cudalabs-host-test-") as tmp:
+            case(Path(tmp))
+    for f in failures:
+        print("FAIL:", f)
+    print(f"{'ok' if not failures else str(len(failures)) + ' failed'}: the GPU host's side of the bridge")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
