@@ -5,6 +5,8 @@ a stand-in for tools/grade.py: what the host does around a grading, in seconds.
 
   - the state folder is the grading account's alone: usage.log and daily/ (every
     student's verdicts) unreadable by the host's other accounts;
+  - a grading that fails: the message quotes grade.py's last lines, the seed
+    taken out of them as out of every answer;
 
 usage: PYTHONPATH=tools:tools/gradescope python3 tests/gradescope/test_host.py
 """
@@ -100,8 +102,17 @@ def state_is_private(tmp):
            f"student and verdict")
 
 
+def failure_without_seed(tmp):
+    h, answers = Host(tmp, mode="fail"), []
+    h.serve("carol", answers)
+    _, code, answer = answers[0]
+    expect(code == 3 and "not graded" in answer["output"] and "sandbox stopped" in answer["output"]
+           and str(SEED) not in json.dumps(answer),
+           f"a failed grading: grade.py's last lines without the seed (exit {code}): {answer['output'][:300]}")
+
+
 def main():
-    for case in (state_is_private,):
+    for case in (state_is_private, failure_without_seed):
         with tempfile.TemporaryDirectory(prefix="cudalabs-host-test-") as tmp:
             case(Path(tmp))
     for f in failures:
