@@ -7,6 +7,8 @@ a stand-in for tools/grade.py: what the host does around a grading, in seconds.
     student's verdicts) unreadable by the host's other accounts;
   - a grading that fails: the message quotes grade.py's last lines, the seed
     taken out of them as out of every answer;
+  - one student's requests at the same time are graded one after another, not
+    on two GPUs at once; another student's is not held up by them.
 
 usage: PYTHONPATH=tools:tools/gradescope python3 tests/gradescope/test_host.py
 """
@@ -111,8 +113,31 @@ def failure_without_seed(tmp):
            f"a failed grading: grade.py's last lines without the seed (exit {code}): {answer['output'][:300]}")
 
 
+def one_grading_per_student(tmp):
+    """Three requests of one student at once and one of another's, two GPUs free."""
+    h, answers = Host(tmp, seconds=3), []
+    threads = [threading.Thread(target=h.serve, args=(s, answers)) for s in ("ada", "ada", "ada", "bob")]
+    for t in threads:
+        t.start()
+        time.sleep(0.2)
+    for t in threads:
+        t.join()
+    expect(sorted((s, c) for s, c, _ in answers) == [("ada", 0), ("ada", 0), ("ada", 0), ("bob", 0)]
+           and not any(results.problems(a) for _, _, a in answers),
+           f"four requests at once: each graded ({[(s, c, a['output'][:80]) for s, c, a in answers]})")
+    runs = sorted((line.split()[0], float(line.split()[1]), float(line.split()[2]))
+                  for line in h.log.read_text().splitlines())
+    ada = [(start, end) for who, start, end in runs if who == "ada"]
+    overlaps = [(a, b) for i, a in enumerate(ada) for b in ada[i + 1:] if a[0] < b[1] and b[0] < a[1]]
+    expect(len(ada) == 3 and not overlaps,
+           f"one student's requests: graded one after another, never two on the host's two GPUs ({runs})")
+    bob = [(start, end) for who, start, end in runs if who == "bob"]
+    expect(len(bob) == 1 and bob[0][0] < min(end for _, end in ada),
+           f"another student's request: graded on the other GPU before the first student's are done ({runs})")
+
+
 def main():
-    for case in (state_is_private, failure_without_seed):
+    for case in (state_is_private, failure_without_seed, one_grading_per_student):
         with tempfile.TemporaryDirectory(prefix="cudalabs-host-test-") as tmp:
             case(Path(tmp))
     for f in failures:

@@ -10,7 +10,8 @@ the client's words arrive in SSH_ORIGINAL_COMMAND and must be exactly
   1. the student's gradings today (UTC) are counted against max_per_day
      ([bridge] of tools/grading.toml); one more is admitted or refused;
   2. one queue: a flock per GPU (STATE/locks/gpuN.lock), so no two gradings
-     share a GPU; a grading waits up to queue_wait_s for a free one;
+     share a GPU, and one per student (STATE/students/ID.lock), so a student's
+     second request waits for the first; up to queue_wait_s for both;
   3. tools/grade.py --submission grades it in its sandbox on that GPU
      (CUDA_VISIBLE_DEVICES), with the assignment's seed from this host's config;
      or, with [slurm] enabled, as one job (sbatch --wait --gres=gpu:1);
@@ -194,11 +195,12 @@ def admit(state, student, assignment, max_per_day, record=True):
 
 
 class Slot:
-    """An exclusive flock on one GPU's lock file, held while a grading uses it."""
+    """An exclusive flock on one of `names`' lock files in `locks`, held until
+    released; polled once a second until `deadline` (time.monotonic()), then NotGraded."""
 
-    def __init__(self, locks, names, wait_s, say):
+    def __init__(self, locks, names, deadline, say, waiting, busy):
         locks.mkdir(parents=True, exist_ok=True)
-        deadline, told = time.monotonic() + wait_s, False
+        told = False
         while True:
             for name in names:
                 f = open(locks / f"{name}.lock", "a")
@@ -209,15 +211,35 @@ class Slot:
                 except BlockingIOError:
                     f.close()
             if time.monotonic() >= deadline:
-                raise NotGraded(f"the GPU host is busy: no GPU came free in {wait_s:g} s (queue_wait_s); "
-                                f"submit again later")
+                raise NotGraded(busy)
             if not told:
-                say(f"waiting for a free GPU (every one is grading; up to {wait_s:g} s)")
+                say(waiting)
                 told = True
             time.sleep(1)
 
     def release(self):
         self.file.close()
+
+
+def student_slot(host, student, deadline, say):
+    """The student's own lock (STATE/students/ID.lock), held from before the GPU's
+    queue to the end of the grading: one grading or wait per student at a time. The
+    GPU queue is polled, not first come first served, so a student with ten requests
+    waiting had ten draws at each free GPU to another's one, and with two GPUs free
+    could hold both; a request is counted only when it starts, so waiting ones cost
+    nothing against the daily limit."""
+    return Slot(host.state / "students", [student], deadline, say,
+                f"waiting for the grading of your previous submission to finish (up to {host.queue_wait_s:g} s)",
+                f"a previous submission of {student} was still being graded or waiting after "
+                f"{host.queue_wait_s:g} s (queue_wait_s): one grading per student at a time; submit again later")
+
+
+def gpu_slot(host, deadline, say):
+    """One GPU's lock (STATE/locks/gpuN.lock): no two gradings share a GPU."""
+    return Slot(host.state / "locks", [f"gpu{g}" for g in host.gpus] or ["cpu"], deadline, say,
+                f"waiting for a free GPU (every one is grading; up to {host.queue_wait_s:g} s)",
+                f"the GPU host is busy: no GPU came free in {host.queue_wait_s:g} s (queue_wait_s); "
+                f"submit again later")
 
 
 def grade_command(host, labs, seed, submission, out):
@@ -287,6 +309,25 @@ def log_usage(state, student, assignment, seconds, what):
         f.write(f"{utc_now():%Y-%m-%dT%H:%M:%SZ}\t{student}\t{assignment}\t{seconds:.1f}\t{what}\n")
 
 
+def run_grading(host, rules, student, assignment, labs, cmd, run_dir, deadline, say):
+    """Counts the grading against the daily limit and runs it, through Slurm or on a
+    free GPU (waiting until `deadline`): (grade.py's process, where, seconds)."""
+    if host.slurm.get("enabled"):
+        admit(host.state, student, assignment, rules["max_per_day"])
+        say(f"grading {', '.join(labs)} for {student} through Slurm (sbatch --wait)")
+        start = time.monotonic()
+        return run_slurm(host, cmd, run_dir), "Slurm", time.monotonic() - start
+    slot = gpu_slot(host, deadline, say)
+    try:
+        admit(host.state, student, assignment, rules["max_per_day"])
+        start = time.monotonic()  # GPU time: from the lock on
+        say(f"grading {', '.join(labs)} for {student} on {slot.name}" + (" (build-only: no GPU here)" if host.build_only else ""))
+        r = run_local(host, cmd, slot)
+    finally:
+        slot.release()
+    return r, slot.name, time.monotonic() - start
+
+
 def grade_request(host, config, command_line, stdin, say):
     """Everything after the config: returns results.json of the grading."""
     # The state folder is the grading account's alone: usage.log and daily/ name every
@@ -320,27 +361,12 @@ def grade_request(host, config, command_line, stdin, say):
     (run_dir / "request.json").write_text(json.dumps({"student": student, "assignment": assignment,
                                                        "files": sorted(files)}) + "\n")
     cmd = grade_command(host, labs, seed, submission, run_dir / "grade")
-    start = time.monotonic()
-    if host.slurm.get("enabled"):
-        admit(host.state, student, assignment, rules["max_per_day"])
-        say(f"grading {', '.join(labs)} for {student} through Slurm (sbatch --wait)")
-        r = run_slurm(host, cmd, run_dir)
-        where = "Slurm"
-    else:
-        slot = Slot(host.state / "locks", [f"gpu{g}" for g in host.gpus] or ["cpu"], host.queue_wait_s, say)
-        try:
-            admit(host.state, student, assignment, rules["max_per_day"])
-        except Refused:
-            slot.release()
-            raise
-        start = time.monotonic()  # GPU time: from the lock on
-        say(f"grading {', '.join(labs)} for {student} on {slot.name}" + (" (build-only: no GPU here)" if host.build_only else ""))
-        try:
-            r = run_local(host, cmd, slot)
-        finally:
-            slot.release()
-        where = slot.name
-    seconds = time.monotonic() - start
+    deadline = time.monotonic() + host.queue_wait_s
+    mine = student_slot(host, student, deadline, say)
+    try:
+        r, where, seconds = run_grading(host, rules, student, assignment, labs, cmd, run_dir, deadline, say)
+    finally:
+        mine.release()
     (run_dir / "grade.txt").write_text(r.stdout + r.stderr)
     path = run_dir / "grade" / "results.json"
     if r.returncode not in (0, 1) or not path.is_file():
