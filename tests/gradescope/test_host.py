@@ -36,9 +36,9 @@ failures = []
 FAKE = """
 import json, sys, time
 from pathlib import Path
-out, mode = Path(sys.argv[1]), sys.argv[2]
+out, mode, seed = Path(sys.argv[1]), sys.argv[2], int(sys.argv[5])
 if mode == "fail":
-    print("cudalabs grade: seed %d (repeat with --seed %d); submission x" % (SEED, SEED))
+    print("cudalabs grade: seed %d (repeat with --seed %d); submission x" % (seed, seed))
     print("  01_vector_add  checked")
     print("grade: error: the sandbox stopped")
     sys.exit(2)
@@ -73,7 +73,7 @@ class Host:
     """A host config in a fresh folder (its state folder made 0755, as `sudo mkdir -p`
     makes it), the stand-in for grade.py, and serve() as sshd's forced command runs it."""
 
-    def __init__(self, tmp, mode="ok", seconds=0):
+    def __init__(self, tmp, mode="ok", seconds=0, seed=SEED):
         self.tmp, self.state, self.log = tmp, tmp / "state", tmp / "gradings.txt"
         self.state.mkdir(mode=0o755)
         self.state.chmod(0o755)
@@ -81,9 +81,9 @@ class Host:
         fake.write_text(FAKE)
         self.config = tmp / "host.toml"
         self.config.write_text(f'state = "{self.state}"\nbuild = "{tmp}"\ngpus = [0, 1]\nbuild_only = true\n'
-                               f'queue_wait_s = 60\n[assignments.lab01]\nlabs = ["01"]\nseed = {SEED}\n')
+                               f'queue_wait_s = 60\n[assignments.lab01]\nlabs = ["01"]\nseed = {json.dumps(seed)}\n')
         host.grade_command = lambda h, labs, seed, submission, out: [sys.executable, str(fake), str(out), mode,
-                                                                     str(self.log), str(seconds)]
+                                                                     str(self.log), str(seconds), str(seed)]
         self.data = archive_of_lab01()
 
     def serve(self, student, answers):
@@ -113,6 +113,26 @@ def failure_without_seed(tmp):
            f"a failed grading: grade.py's last lines without the seed (exit {code}): {answer['output'][:300]}")
 
 
+def fresh_seeds(tmp):
+    """seed = "fresh": each grading its own seed, kept in the host's run folder and said in
+    no answer, a failed grading's neither (its message quotes grade.py's header)."""
+    h, answers = Host(tmp, seed="fresh"), []
+    h.serve("dan", answers)
+    h.serve("dan", answers)
+    seeds = [json.loads(p.read_text())["seed"] for p in sorted(h.state.glob("runs/*/request.json"))]
+    expect(len(seeds) == 2 and seeds[0] != seeds[1] and all(isinstance(s, int) for s in seeds)
+           and all(code == 0 for _, code, _ in answers),
+           f"two gradings of one assignment with seed = \"fresh\": two seeds, each in its run folder ({seeds})")
+    (tmp / "failed").mkdir()
+    failed, answers = Host(tmp / "failed", mode="fail", seed="fresh"), []
+    failed.serve("erin", answers)
+    seed = [json.loads(p.read_text())["seed"] for p in failed.state.glob("runs/*/request.json")]
+    _, code, answer = answers[0]
+    expect(code == 3 and len(seed) == 1 and "sandbox stopped" in answer["output"]
+           and str(seed[0]) not in json.dumps(answer),
+           f"a failed grading with a fresh seed: grade.py's last lines without it ({answer['output'][:300]})")
+
+
 def one_grading_per_student(tmp):
     """Three requests of one student at once and one of another's, two GPUs free."""
     h, answers = Host(tmp, seconds=3), []
@@ -137,7 +157,7 @@ def one_grading_per_student(tmp):
 
 
 def main():
-    for case in (state_is_private, failure_without_seed, one_grading_per_student):
+    for case in (state_is_private, failure_without_seed, fresh_seeds, one_grading_per_student):
         with tempfile.TemporaryDirectory(prefix="cudalabs-host-test-") as tmp:
             case(Path(tmp))
     for f in failures:

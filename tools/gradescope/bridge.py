@@ -115,7 +115,8 @@ def main(argv=None):
         print(f"{args.config}: ok: {mode}{', build-only' if cfg.build_only else ''}; state {cfg.state}; "
               f"policy {rules}")
         for name, a in sorted(cfg.assignments.items()):
-            print(f"  {name}: labs {', '.join(a['labs'])} (seed set)")
+            seed = "a fresh seed for each grading" if a["seed"] == host.FRESH else "one seed for all, set"
+            print(f"  {name}: labs {', '.join(a['labs'])} ({seed})")
         return 0
     return host.serve(args.config, os.environ.get("SSH_ORIGINAL_COMMAND", ""), sys.stdin.buffer, sys.stdout, sys.stderr)
 

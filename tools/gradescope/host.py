@@ -13,7 +13,8 @@ the client's words arrive in SSH_ORIGINAL_COMMAND and must be exactly
      share a GPU, and one per student (STATE/students/ID.lock), so a student's
      second request waits for the first; up to queue_wait_s for both;
   3. tools/grade.py --submission grades it in its sandbox on that GPU
-     (CUDA_VISIBLE_DEVICES), with the assignment's seed from this host's config;
+     (CUDA_VISIBLE_DEVICES), with the assignment's seed from this host's config
+     (seed = "fresh": a new one for each grading, kept in its run folder);
      or, with [slurm] enabled, as one job (sbatch --wait --gres=gpu:1);
      without a GPU (and no Slurm), --build-only;
   4. one line of STATE/usage.log: time, student, assignment, seconds, verdict;
@@ -27,6 +28,7 @@ import datetime
 import fcntl
 import json
 import os
+import random
 import re
 import shlex
 import subprocess
@@ -98,6 +100,14 @@ def policy(grading_toml):
     return {**POLICY, **table}
 
 
+# seed = "fresh": each grading draws its own seed, kept in the host's run folder (request.json),
+# never in the answer. A submission can print the arguments its runs were given and fail on
+# purpose (a failed run's last lines reach results.json): with one seed for the assignment, the
+# runs it reads that way are the runs of every later grading, its own resubmission included;
+# with a fresh seed they are that grading's only.
+FRESH = "fresh"
+
+
 def load_host_config(path):
     raw = read_toml(path, "the host's bridge config")
     known = {"state", "build", "grading", "gpus", "queue_wait_s", "grade_timeout_s", "sanitize", "build_only", "arch",
@@ -119,9 +129,10 @@ def load_host_config(path):
         if set(table) - {"labs", "seed"}:
             raise ConfigError(f"{where}: unknown key {sorted(set(table) - {'labs', 'seed'})[0]}; the keys are labs, seed")
         seed = table.get("seed")
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ConfigError(f"{where}: seed = {seed!r}: one whole number >= 0 for every student of the assignment "
-                              f"(set it here, never on the student's side)")
+        if seed != FRESH and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise ConfigError(f"{where}: seed = {seed!r}: \"{FRESH}\" (a new seed for each grading) or one whole "
+                              f"number >= 0 for every student of the assignment (set it here, never on the "
+                              f"student's side)")
         labs = table.get("labs")
         if not (isinstance(labs, list) and labs and all(isinstance(x, str) for x in labs)):
             raise ConfigError(f"{where}: labs = {labs!r}: a list of labs, e.g. [\"02\", \"04_reduction\"]")
@@ -328,8 +339,9 @@ def run_grading(host, rules, student, assignment, labs, cmd, run_dir, deadline, 
     return r, slot.name, time.monotonic() - start
 
 
-def grade_request(host, config, command_line, stdin, say):
-    """Everything after the config: returns results.json of the grading."""
+def grade_request(host, config, command_line, stdin, say, seeds=None):
+    """Everything after the config: returns results.json of the grading. A fresh seed
+    drawn for it is added to `seeds` (those the answer must not say)."""
     # The state folder is the grading account's alone: usage.log and daily/ name every
     # student with each verdict (8/10), and were made 0644 in a folder made 0755 (sudo
     # mkdir), so every account of the host read them, a GitHub Classroom runner's
@@ -341,6 +353,10 @@ def grade_request(host, config, command_line, stdin, say):
         raise Refused(f"no assignment {assignment!r} on this GPU host (its assignments: "
                       f"{', '.join(sorted(host.assignments))}); the autograder's ASSIGNMENT must match the host's config")
     labs, seed = host.assignments[assignment]["labs"], host.assignments[assignment]["seed"]
+    if seed == FRESH:
+        seed = random.SystemRandom().randrange(1, 2**31)
+        if seeds is not None:
+            seeds.append(seed)
     rules = policy(host.grading)
     try:
         data = archive.read_limited(stdin, rules["max_archive_kib"] * 1024)
@@ -358,7 +374,7 @@ def grade_request(host, config, command_line, stdin, say):
     archive.unpack(data, submission, allowed, rules["max_files"], rules["max_unpacked_kib"] * 1024)
     for lab in labs:  # a lab sent without its files: grade.py says which are missing
         (submission / lab).mkdir(parents=True, exist_ok=True)
-    (run_dir / "request.json").write_text(json.dumps({"student": student, "assignment": assignment,
+    (run_dir / "request.json").write_text(json.dumps({"student": student, "assignment": assignment, "seed": seed,
                                                        "files": sorted(files)}) + "\n")
     cmd = grade_command(host, labs, seed, submission, run_dir / "grade")
     deadline = time.monotonic() + host.queue_wait_s
@@ -390,8 +406,8 @@ def serve(config_path, command_line, stdin, stdout, stderr):
     seeds = []
     try:
         host, config = load_host_config(config_path)
-        seeds = sorted({a["seed"] for a in host.assignments.values()})
-        answer, status = grade_request(host, config, command_line, stdin, say), 0
+        seeds = sorted({a["seed"] for a in host.assignments.values() if a["seed"] != FRESH})
+        answer, status = grade_request(host, config, command_line, stdin, say, seeds), 0
     except (Refused, ConfigError, GradeError) as e:
         answer, status = results.message(f"GPU host: refused: {e}"), 2
     except NotGraded as e:
