@@ -296,10 +296,10 @@ def run_slurm(host, cmd, run_dir):
 
 
 def without_seed(value, seed):
-    """The results with the assignment's seed taken out: a student who knew it could
+    """The results with the grading's seed taken out: a student who knew it could
     print the runs drawn from it (tools/grader/draws.py --seed) and special-case them."""
     if isinstance(value, str):
-        return re.sub(rf"(?<!\d){seed}(?!\d)", "(the assignment's seed)", value)
+        return re.sub(rf"(?<!\d){seed}(?!\d)", "(the grading's seed, kept on the GPU host)", value)
     if isinstance(value, list):
         return [without_seed(v, seed) for v in value]
     if isinstance(value, dict):
