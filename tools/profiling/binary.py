@@ -247,10 +247,14 @@ class Mix:
                                                        self.n(*ATOMICS_SHARED) or self.n(*ASYNC_COPIES))
 
     @property
+    def global_load_bytes_per_thread(self):
+        """Bytes one thread's pass of the region loads from global memory (LDG widths)."""
+        return sum(b * n for b, n in self.global_load_bytes.items())
+
+    @property
     def global_bytes_per_thread(self):
         """Bytes one thread's pass of the region loads from and stores to global memory (LDG and STG widths)."""
-        return sum(b * n for b, n in self.global_load_bytes.items()) + \
-            sum(b * n for b, n in self.global_store_bytes.items())
+        return self.global_load_bytes_per_thread + sum(b * n for b, n in self.global_store_bytes.items())
 
     @property
     def global_load_pipe_cycles(self):

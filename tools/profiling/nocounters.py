@@ -625,7 +625,7 @@ def in_flight(record, hot):
     resident thread with one iteration of the hot code's loads outstanding, delivered once per DRAM latency."""
     res = record.get("resources") or {}
     bw = record.get("ceiling_value") if record.get("ceiling") == "d2d_copy_gbps" else None
-    per_thread = sum(b * n for b, n in hot.global_load_bytes.items()) if hot else 0
+    per_thread = hot.global_load_bytes_per_thread if hot else 0
     threads = (res.get("blocks_per_sm") or 0) * (res.get("block_threads") or 0)
     sms = sm_count(record)
     if not (bw and per_thread and threads and sms):
