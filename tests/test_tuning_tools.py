@@ -301,6 +301,12 @@ class Records:
 
 
 class Tune(unittest.TestCase):
+    def test_no_build_folder_is_bad_usage(self):
+        # A --build that names no configured folder: the fix said, exit 2 (bad usage), before meson runs.
+        with self.assertRaises(SystemExit) as e:
+            tune.build(Path(tempfile.gettempdir()) / "cudalabs-no-such-build", "02_timed_vector_add")
+        self.assertEqual(e.exception.code, 2)
+
     def test_build_hides_tools_from_meson(self):
         # meson imports the standard library's profile module: with tools/ on PYTHONPATH it would get
         # tools/profile.py. A stand-in meson on PATH writes down the PYTHONPATH it was given.
@@ -308,6 +314,8 @@ class Tune(unittest.TestCase):
         try:
             executable(d / "meson", f"#!{sys.executable}\nimport os, pathlib\n"
                                     f"pathlib.Path({str(d / 'seen')!r}).write_text(os.environ.get('PYTHONPATH', 'unset'))\n")
+            (d / "build").mkdir()
+            (d / "build" / "build.ninja").write_text("")
             old = {k: os.environ.get(k) for k in ("PATH", "PYTHONPATH")}
             os.environ["PATH"], os.environ["PYTHONPATH"] = f"{d}{os.pathsep}{old['PATH']}", "tools"
             try:

@@ -68,6 +68,10 @@ def find_lab(name):
 
 def build(build_dir, lab):
     program = Path(build_dir) / "labs" / lab / lab
+    if not (Path(build_dir) / "build.ninja").is_file():
+        print(f"{Path(sys.argv[0]).name}: {build_dir} is not a configured build folder: run make (or "
+              f"meson setup {build_dir}) first, or name yours with --build", file=sys.stderr)
+        raise SystemExit(2)
     # meson is a Python program that imports the standard library's profile module: with tools/ on
     # PYTHONPATH (as the tests run these tools) it would import tools/profile.py instead and fail.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
