@@ -22,7 +22,8 @@
 // then not run, and FLOPs count only the N(N+1)/2 pairs computed).
 // --kv-splits N: flash2_*'s split count (0: its own choice), for measuring the choice.
 // --inputs large: Q and K 8 times larger, scores at which exp overflows unless
-// the running max is subtracted (flash_check.cuh).
+// the running max is subtracted; --inputs positive_v: V in [0, 1), at which an
+// FP16 accumulator of P·V errs beyond the tolerance (flash_check.cuh).
 //
 // Kernels in flash_fp32.cuh, flash_mma.cuh, flash_fa2.cuh, mma_fragments.cuh and
 // flash_common.cuh, called through
@@ -74,11 +75,11 @@ const std::vector<std::string> mma_variants = {"flash_fp16", "flash_bf16", "flas
 // The FP32 inputs of every variant, on the device, and one seed's draw of them.
 struct Inputs {
   cudalabs::DeviceBuffer<float> q, k, v;
-  float qk_factor;
+  InputKind kind;
 
-  Inputs(std::size_t n, float factor) : q(n, "q"), k(n, "k"), v(n, "v"), qk_factor(factor) {}
+  Inputs(std::size_t n, InputKind input_kind) : q(n, "q"), k(n, "k"), v(n, "v"), kind(input_kind) {}
   HostInputs upload(std::uint64_t seed) {
-    HostInputs in = draw_inputs(q.size(), seed, qk_factor);
+    HostInputs in = draw_inputs(q.size(), seed, kind);
     q.upload(in.q);
     k.upload(in.k);
     v.upload(in.v);
@@ -193,16 +194,18 @@ int main(int argc, char** argv) {
                  .min = 0,
                  .max = 16},
                 inputs_flag("random: Q, K in [-2, 2), V in [-1, 1); large: Q, K times 8, scores at which exp\n"
-                            "                      overflows unless the running max is subtracted")},
+                            "                      overflows unless the running max is subtracted; positive_v: V in [0, 1), so\n"
+                            "                      the sums of P·V do not cancel and an FP16 accumulator's rounding shows")},
   };
   const auto usage = [](const cudalabs::Options& o) {
     check_dims(o, fp32_variants, mma_variants);
-    return input_kind(o, {"random", "large"}, "Masked keys: --causal.");
+    return input_kind(o, {"random", "large", "positive_v"}, "Masked keys: --causal.");
   };
   if (const int rc = precheck_usage(spec, argc, argv, usage); rc != 0) return rc;
 
   return cudalabs::run_lab(argc, argv, spec, [&](cudalabs::Session& s) {
-    const bool large = usage(s.options()) == InputKind::large;
+    const InputKind kind = usage(s.options());
+    const bool large = kind == InputKind::large;
     const bool causal = s.options().toggle("causal");
     const int kv_splits = static_cast<int>(s.options().integer("kv-splits"));
     std::set<std::string> skipped;  // variants this GPU cannot run, one note each
@@ -213,7 +216,7 @@ int main(int argc, char** argv) {
       const AttentionShape shape = shape_at(point, causal);
       largest_seq = std::max<std::int64_t>(largest_seq, shape.seq);
       const auto n = static_cast<std::size_t>(shape.elements());
-      Inputs inputs(n, large ? large_qk_factor : 1.0f);
+      Inputs inputs(n, kind);
       cudalabs::DeviceBuffer<float> out(n, "out");
       const bool need_scratch = !causal || !cpu_reference_affordable(shape);
       const std::size_t nxn = need_scratch ? static_cast<std::size_t>(shape.seq) * shape.seq : 0;
@@ -322,5 +325,7 @@ int main(int argc, char** argv) {
            " MiB at N = " + std::to_string(largest_seq) + ") and need no N×N scratch (lab 15: 8·N² bytes).");
     s.note("Tensor-core rows: check against the rounded inputs, |err| <= 2u·max|V| (u = 2^-11 FP16, 2^-8 BF16).");
     if (large) s.note("--inputs large: Q, K times 8; every tolerance 6.3e-4 wider (flash_check.cuh).");
+    if (kind == InputKind::positive_v)
+      s.note("--inputs positive_v: V in [0, 1); the same tolerances, which an FP16 accumulator of P·V exceeds.");
   });
 }

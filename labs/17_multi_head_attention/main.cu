@@ -20,7 +20,8 @@
 //   fp16_fa2_grid       lab 16's flash2_fp16 (FlashAttention-2's techniques), one launch
 //   bf16_fa2_grid       the same with BF16 inputs
 //
-// --inputs large: Q and K 8 times larger, as lab 16's (flash_check.cuh).
+// --inputs large: Q and K 8 times larger; --inputs positive_v: V in [0, 1); as
+// lab 16's (flash_check.cuh).
 //
 // The per-head loop and batched grid launchers are the student's (multi_head.cuh,
 // called through kernels.hpp); the baseline, the *_single_head rows and the
@@ -84,12 +85,12 @@ const std::vector<std::string> mma_variants = {"fp16_single_head", "fp16_per_hea
 struct Problem {
   AttentionShape shape;
   std::uint64_t first_seed;
-  float qk_factor;
+  InputKind kind;
   std::vector<float> q, k, v;
   cudalabs::DeviceBuffer<float> dq, dk, dv, out;
 
-  Problem(std::uint64_t seed, const AttentionShape& sh, std::uint64_t first, float factor)
-      : shape(sh), first_seed(first), qk_factor(factor) {
+  Problem(std::uint64_t seed, const AttentionShape& sh, std::uint64_t first, InputKind input_kind)
+      : shape(sh), first_seed(first), kind(input_kind) {
     const auto n = static_cast<std::size_t>(shape.elements());
     dq = cudalabs::DeviceBuffer<float>(n, "q");
     dk = cudalabs::DeviceBuffer<float>(n, "k");
@@ -99,7 +100,7 @@ struct Problem {
   }
   // New values from `seed`, uploaded.
   void draw(std::uint64_t seed) {
-    HostInputs in = draw_inputs(static_cast<std::size_t>(shape.elements()), seed, qk_factor, first_seed);
+    HostInputs in = draw_inputs(static_cast<std::size_t>(shape.elements()), seed, kind, first_seed);
     q = std::move(in.q), k = std::move(in.k), v = std::move(in.v);
     dq.upload(q);
     dk.upload(k);
@@ -114,9 +115,9 @@ struct SingleHead {
   cudalabs::DeviceBuffer<float> scores, weights;
   GpuPipeline pipeline;
 
-  SingleHead(std::uint64_t seed, const AttentionShape& one, float qk_factor, const cudalabs::Cublas& blas,
+  SingleHead(std::uint64_t seed, const AttentionShape& one, InputKind kind, const cudalabs::Cublas& blas,
              cudaStream_t stream)
-      : problem(seed, one, 10, qk_factor),
+      : problem(seed, one, 10, kind),
         scores(static_cast<std::size_t>(one.seq) * one.seq, "reference scores"),
         weights(static_cast<std::size_t>(one.seq) * one.seq, "reference weights"),
         pipeline{blas, scores.data(), weights.data(), stream} {}
@@ -154,7 +155,7 @@ void note_rate(cudalabs::Session& s, const cudalabs::Point& point, const std::st
 InputKind check_usage(const cudalabs::Options& o) {
   check_dims(o, fp32_variants, mma_variants);
   check_attention_elements(o, ", 7 tensors");
-  return input_kind(o, {"random", "large"}, "Masked keys: --causal.");
+  return input_kind(o, {"random", "large", "positive_v"}, "Masked keys: --causal.");
 }
 
 }  // namespace
@@ -190,13 +191,15 @@ int main(int argc, char** argv) {
                  .help = "mask keys after the query; no baseline and no single-head comparison then",
                  .kind = cudalabs::ExtraFlag::Kind::toggle},
                 inputs_flag("random: Q, K in [-2, 2), V in [-1, 1); large: Q, K times 8, scores at which exp\n"
-                            "                      overflows unless the running max is subtracted (as lab 16)")},
+                            "                      overflows unless the running max is subtracted; positive_v: V in [0, 1), so\n"
+                            "                      the sums of P·V do not cancel and an FP16 accumulator's rounding shows\n"
+                            "                      (as lab 16)")},
   };
   if (const int rc = precheck_usage(spec, argc, argv, check_usage); rc != 0) return rc;
 
   return cudalabs::run_lab(argc, argv, spec, [&](cudalabs::Session& s) {
-    const bool large = check_usage(s.options()) == InputKind::large;
-    const float qk_factor = large ? large_qk_factor : 1.0f;
+    const InputKind kind = check_usage(s.options());
+    const bool large = kind == InputKind::large;
     const bool causal = s.options().toggle("causal");
     const cudalabs::Cublas blas;
     std::set<std::string> notes;
@@ -207,7 +210,7 @@ int main(int argc, char** argv) {
     for (const auto& point : s.points()) {
       const AttentionShape shape = shape_at(point, causal);
       const std::int64_t heads = shape.heads_total(), per_head = shape.head_elements();
-      Problem p(s.seed(), shape, 1, qk_factor);
+      Problem p(s.seed(), shape, 1, kind);
 
       // lab 15's N×N scratch: the baseline's, and the large-problem reference's.
       const bool need_scratch = !causal || !cpu_reference_affordable(shape);
@@ -264,7 +267,7 @@ int main(int argc, char** argv) {
         if (const std::string why = single_head_blocker(one); !why.empty()) {
           notes.insert("fp32_single_head, fp16_single_head skipped: " + why + ".");
         } else {
-          SingleHead single(s.seed(), one, qk_factor, blas, s.stream());
+          SingleHead single(s.seed(), one, kind, blas, s.stream());
           Problem& big = single.problem;
           Expected big_expected = attention_reference(one, big.q, big.k, big.v, single.pipeline);
           Fp32Plan plan = flash_fp32_plan(one, s.stream());
@@ -344,7 +347,7 @@ int main(int argc, char** argv) {
         if (const std::string why = single_head_blocker(one); !why.empty()) {
           notes.insert("fp32_single_head, fp16_single_head skipped: " + why + ".");
         } else {
-          SingleHead single(s.seed(), one, qk_factor, blas, s.stream());
+          SingleHead single(s.seed(), one, kind, blas, s.stream());
           Problem& big = single.problem;
           Narrow<__half> big16(static_cast<std::size_t>(one.elements()));
           auto refresh = [&] { big16.refresh(one, big.dq.data(), big.dk.data(), big.dv.data(), single.pipeline); };
@@ -454,5 +457,7 @@ int main(int argc, char** argv) {
     s.note("  run ONE head of seq' = seq·sqrt(batch·heads) (same FLOPs; seq' in the JSON as single_head_seq): the");
     s.note("  multi-head rows should match their per-FLOP rate.");
     if (large) s.note("--inputs large: Q, K times 8; every tolerance 6.3e-4 wider (lab 16's flash_check.cuh).");
+    if (kind == InputKind::positive_v)
+      s.note("--inputs positive_v: V in [0, 1); the same tolerances, which an FP16 accumulator of P·V exceeds.");
   });
 }

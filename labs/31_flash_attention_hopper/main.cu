@@ -20,6 +20,7 @@
 //
 // Q, K, V [batch][heads][seq][dim] FP16 or BF16 (the course rounds its FP32
 // draw), O FP32. dim 64 or 128; any seq (tail tiles masked); --causal.
+// --inputs large, positive_v: as lab 16's (flash_check.cuh).
 // GFLOP/s counts 4·N²·d per head (2·N²·d for Q·Kᵀ and for P·V; N(N+1)/2
 // pairs instead of N² under the causal mask), as labs 16 and 17 do.
 //
@@ -101,27 +102,27 @@ InputKind check_usage(const cudalabs::Options& o) {
                                  "(wgmma tiles of 64 columns, lab 16's FA2 kernel likewise). Use --dim 64 or --dim 128.");
   }
   check_attention_elements(o, "");
-  return input_kind(o, {"random", "large"}, "Masked keys: --causal.");
+  return input_kind(o, {"random", "large", "positive_v"}, "Masked keys: --causal.");
 }
 
 // One precision's rows at one size: the inputs rounded to T once per draw
 // (untimed, the course's kernel), their reference, then every selected variant.
 template <typename T>
 void measure_type(cudalabs::Session& s, const cudalabs::Point& point, const AttentionShape& shape,
-                  const GpuPipeline& pipeline, bool large, const std::string& hopper_why, std::set<std::string>& notes) {
+                  const GpuPipeline& pipeline, InputKind kind, const std::string& hopper_why,
+                  std::set<std::string>& notes) {
   constexpr bool bf16 = std::is_same_v<T, __nv_bfloat16>;
   const std::string type = bf16 ? "bf16" : "fp16";
   const auto n = static_cast<std::size_t>(shape.elements());
   cudalabs::DeviceBuffer<float> q(n, "q"), k(n, "k"), v(n, "v"), out(n, "out");
   Narrow<T> in16(n);
-  const float factor = large ? large_qk_factor : 1.0f;
   auto draw = [&](std::uint64_t seed) {  // buffers 1..3 of the seed, as labs 16 and 17
-    const HostInputs in = draw_inputs(n, seed, factor);
+    const HostInputs in = draw_inputs(n, seed, kind);
     q.upload(in.q), k.upload(in.k), v.upload(in.v);
     in16.refresh(shape, q.data(), k.data(), v.data(), pipeline);
   };
   draw(s.seed());
-  const cudalabs::Tolerance tol = for_inputs(tensor_core_tolerance(bf16), large);
+  const cudalabs::Tolerance tol = for_inputs(tensor_core_tolerance(bf16), kind == InputKind::large);
   const cudalabs::Peak peak = bf16 ? cudalabs::Peak::bf16_tensor : cudalabs::Peak::fp16_tensor;
   const cudalabs::Work work{.bytes = attention_bytes(shape, sizeof(T)), .flops = attention_flops(shape)};
 
@@ -213,13 +214,14 @@ int main(int argc, char** argv) {
                  .help = "mask keys after the query (decoder attention); FLOPs count the N(N+1)/2 pairs",
                  .kind = cudalabs::ExtraFlag::Kind::toggle},
                 inputs_flag("random: Q, K in [-2, 2), V in [-1, 1); large: Q, K times 8, scores at which exp\n"
-                            "                      overflows unless the running max is subtracted")},
+                            "                      overflows unless the running max is subtracted; positive_v: V in [0, 1), so\n"
+                            "                      the sums of P·V do not cancel and an FP16 accumulator's rounding shows")},
   };
   if (const int rc = precheck_usage(spec, argc, argv, [](const cudalabs::Options& o) { check_usage(o); }); rc != 0)
     return rc;
 
   return cudalabs::run_lab(argc, argv, spec, [&](cudalabs::Session& s) {
-    const bool large = check_usage(s.options()) == InputKind::large;
+    const InputKind kind = check_usage(s.options());
     const bool causal = s.options().toggle("causal");
     const std::string hopper_why = lab31::hopper_blocker(s.device());
     std::set<std::string> notes;
@@ -232,8 +234,8 @@ int main(int argc, char** argv) {
       const std::size_t nxn = cpu_reference_affordable(shape) ? 0 : static_cast<std::size_t>(shape.seq) * shape.seq;
       cudalabs::DeviceBuffer<float> scores(nxn, "reference scores (N×N)"), weights(nxn, "reference weights (N×N)");
       const GpuPipeline pipeline{blas, scores.data(), weights.data(), s.stream()};
-      measure_type<__half>(s, point, shape, pipeline, large, hopper_why, notes);
-      measure_type<__nv_bfloat16>(s, point, shape, pipeline, large, hopper_why, notes);
+      measure_type<__half>(s, point, shape, pipeline, kind, hopper_why, notes);
+      measure_type<__nv_bfloat16>(s, point, shape, pipeline, kind, hopper_why, notes);
     }
 
     for (const auto& line : notes) s.note(line);
@@ -241,6 +243,9 @@ int main(int argc, char** argv) {
     s.note("GFLOP/s counts 4·N²·d per head (Q·Kᵀ and P·V; the softmax is not counted): /1000 = TFLOPS. vs =");
     s.note("  speed-up over fa2_fp16 (lab 16's flash2_fp16 kernel, FlashAttention-2 on mma.sync) at the same size.");
     s.note("Check against the rounded inputs in double, |err| <= 2u·max|V| (u = 2^-11 FP16, 2^-8 BF16).");
-    if (large) s.note("--inputs large: Q, K times 8; every tolerance 6.3e-4 wider (flash_check.cuh).");
+    if (kind == InputKind::large)
+      s.note("--inputs large: Q, K times 8; every tolerance 6.3e-4 wider (flash_check.cuh).");
+    if (kind == InputKind::positive_v)
+      s.note("--inputs positive_v: V in [0, 1); the same tolerances, which an FP16 accumulator of P·V exceeds.");
   });
 }

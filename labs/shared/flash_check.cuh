@@ -36,6 +36,7 @@
 #include <cudalabs/reference.hpp>
 
 #include "attention_baseline.cuh"
+#include "input_kinds.hpp"
 #include "../16_flash_attention/attention_shape.hpp"
 
 // FP32 kernels. O is a softmax-weighted average of rows of V, so an error in
@@ -73,15 +74,32 @@ inline constexpr float qk_range = 2.0f, v_range = 1.0f;
 // in [-1, 1).
 inline constexpr float large_qk_factor = 8.0f;
 
+// --inputs positive_v: Q and K as random, V in [0, 1). The tensor-core kernels
+// keep O unnormalised, Σ_j p_j·v_j with p_j <= 1, and divide by l = Σ_j p_j at
+// the end. An accumulator kept in FP16 (mma or wgmma with f16 accumulators, a
+// wrong kernel) is rounded to 11 bits after every 16 keys, relative to what it
+// holds. With V of both signs it holds a sum that cancels, far below l, and
+// the error mostly stays within the 2u above; with V of one sign it holds about
+// l/2, and the error grows with the keys. A NumPy model of the kernels' order of
+// operations (64- and 128-key tiles, d = 64 and 128, seq 1024 and 2048, 10
+// seeds: 80 cases), as a fraction of the tolerance at the worst element: the
+// FP16 accumulator 0.38-1.35 with V in [-1, 1) (above 1 in 6 of the 80: a
+// failure only now and then), and with V in [0, 1) 1.39-1.75 at seq 1024,
+// 2.02-2.72 at seq 2048 (all 80 above 1); the FP32 accumulator at most 0.04
+// either way. The tolerances stay: u·max|V| bounds a correct kernel's error
+// for any V in [-1, 1].
+
 // Q, K, V of n elements each from buffers first, first + 1, first + 2 of a
-// seed, Q and K times `qk_factor`.
+// seed: Q and K times large_qk_factor for `large`, V in [0, 1) for `positive_v`.
 struct HostInputs {
   std::vector<float> q, k, v;
 };
-inline HostInputs draw_inputs(std::size_t n, std::uint64_t seed, float qk_factor, std::uint64_t first = 1) {
+inline HostInputs draw_inputs(std::size_t n, std::uint64_t seed, InputKind kind, std::uint64_t first = 1) {
+  const float qk_factor = kind == InputKind::large ? large_qk_factor : 1.0f;
+  const float v_low = kind == InputKind::positive_v ? 0.0f : -v_range;
   HostInputs in{.q = cudalabs::random_floats(n, cudalabs::mix_seed(seed, first), -qk_range, qk_range),
                 .k = cudalabs::random_floats(n, cudalabs::mix_seed(seed, first + 1), -qk_range, qk_range),
-                .v = cudalabs::random_floats(n, cudalabs::mix_seed(seed, first + 2), -v_range, v_range)};
+                .v = cudalabs::random_floats(n, cudalabs::mix_seed(seed, first + 2), v_low, v_range)};
   for (float& x : in.q) x *= qk_factor;
   for (float& x : in.k) x *= qk_factor;
   return in;

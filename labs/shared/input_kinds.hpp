@@ -9,6 +9,8 @@
 //           underflows unless the row max is subtracted first
 //   masked  rows with -inf entries (masked positions), each row with at least
 //           one finite entry
+//   positive_v  attention (labs 16, 17, 31): V of one sign, so that rounding
+//           errors in the sums of P·V add up instead of cancelling
 // Each lab says which kinds it accepts and exactly what it draws for them.
 // Course code: main.cu includes it, never a kernel file.
 //
@@ -30,7 +32,7 @@
 #include <cudalabs/error.hpp>
 #include <cudalabs/random.hpp>
 
-enum class InputKind { random, large, masked };
+enum class InputKind { random, large, masked, positive_v };
 
 inline cudalabs::ExtraFlag inputs_flag(std::string help) {
   return {.name = "inputs",
@@ -46,7 +48,12 @@ inline InputKind input_kind(const cudalabs::Options& o, const std::vector<std::s
   const std::string value = o.text("inputs");
   std::string names;
   for (const auto& a : accepted) {
-    if (a == value) return a == "large" ? InputKind::large : a == "masked" ? InputKind::masked : InputKind::random;
+    if (a == value) {
+      if (a == "large") return InputKind::large;
+      if (a == "masked") return InputKind::masked;
+      if (a == "positive_v") return InputKind::positive_v;
+      return InputKind::random;
+    }
     names += (names.empty() ? "" : ", ") + a;
   }
   throw cudalabs::UsageError("--inputs " + value + ": this lab draws " + names + " inputs. Example: --inputs " +
