@@ -12,9 +12,9 @@
 // standard error from the variance known in closed form. k is chosen so that a
 // correct kernel fails fewer than one check in a million (see allowed_errors).
 // That holds the estimate's mean, not its variance: a fused variant is also run
-// from 128 seeds, and its estimates must vary as much as those of n independent
-// samples do, no more and no less (see spread_seeds): drawing n / 4 samples
-// and counting each 4 times fails there.
+// from 128 seeds, and its estimates may vary no more than those of n
+// independent samples do (see spread_seeds): drawing n / 4 samples and
+// counting each 4 times fails there.
 // --biased adds pi_biased, whose threads all draw the same numbers: it must fail.
 //
 // Variants (pi: sizes are samples; option: paths; philox_init: states):
@@ -209,25 +209,26 @@ cudalabs::CheckResult held_to_new_seed(cudalabs::CheckResult r, SeedWatch& watch
 // its estimates is compared with sigma^2, that of the mean of n independent
 // draws (pi: 16 p (1 - p) / n; the option: the payoff's variance / n, both in
 // closed form). For normal estimates (S - 1) s^2 / sigma^2 is chi-square with
-// S - 1 = 127 degrees of freedom, and
-//   P(s^2 / sigma^2 > 1.74) = 4.8e-7,  P(s^2 / sigma^2 < 0.50) = 4.6e-7:
-// fewer than 1e-6 false failures per check. A variance r times sigma^2 fails
-// with P(chi2_127 > 127 x 1.74 / r): 10% at r = 1.5, 85% at r = 2, and at r = 4
-// (a quarter of the samples) all but 3.7e-9 of the time. The lower bound fails
-// estimates that hardly move with the seed (r = 0: a constant seed), which pi's
-// own checks let pass (SeedWatch).
+// S - 1 = 127 degrees of freedom, and P(s^2 / sigma^2 > 1.72) = 8.3e-7: fewer
+// than 1e-6 false failures per check. A variance r times sigma^2 fails with
+// P(chi2_127 > 127 x 1.72 / r): 12% at r = 1.5, 87% at r = 2, and at r = 4 (a
+// quarter of the samples) all but 2.4e-9 of the time. A variance below sigma^2
+// passes: antithetic paths (exercise 4) give one, and are no shortcut.
 //
 // The estimates are near normal only where the mean of n draws has a small
-// excess kurtosis, kappa / n for kappa that of one draw: the chi-square's
-// spread grows by the factor 1 + kappa / 2n (mean and variance matched), which
-// at kappa / n = 1e-3 leaves the two tails above at 4.8e-7 and 4.6e-7. So the
+// excess kurtosis, kappa / n for kappa that of one draw: the variance of s^2
+// grows by the factor 1 + kappa / 2n, which at kappa / n = 1e-3 takes the
+// 8.3e-7 above to 8.4e-7 (a chi-square matched in mean and variance). So the
 // check runs at n >= 1000 max(1, |kappa|): pi (kappa = -0.07) from n = 1000;
 // the option at the default parameters (kappa = 3.6) from n = 3645; a call
 // that pays on one path in 2200 (S0 100, K 200: kappa = 12809) from 1.3e7
 // paths; sigma = 1 over 5 years (kappa = 5e8) at no size the lab allows.
-// Each check costs S runs: 128 x 1.9 ms at 2^30 samples on an H200.
+// It runs at the size measured, not at a smaller one: a kernel may cut its
+// samples at the benchmark's sizes only. Its cost is 128 more runs, once per
+// size: 128 x 1.9 ms for pi_fused at 2^30 samples on an H200
+// (results/h200/grade-submission-60094bc).
 inline constexpr int spread_seeds = 128;
-inline constexpr double spread_low = 0.50, spread_high = 1.74;
+inline constexpr double spread_high = 1.72;
 
 // Whether the spread of n-draw estimates may be held to the chi-square: one
 // draw has a variance and its kurtosis is small next to n (above).
@@ -268,17 +269,15 @@ std::function<cudalabs::CheckResult()> with_spread(std::function<cudalabs::Check
     cudalabs::CheckResult c;
     c.count = spread_seeds;
     c.tolerance = r.tolerance;
-    c.passed = spread.ratio >= spread_low && spread.ratio <= spread_high;  // NaN fails
+    c.passed = spread.ratio <= spread_high;  // NaN fails
     if (!c.passed) {
       char note[512];
       std::snprintf(note, sizeof note,
                     "%s: the estimates of %d seeds vary %.3gx as much as those of n = %lld independent samples "
-                    "(variance %.3g against %.3g); %.2fx to %.2fx allowed (chi-square, %d degrees of freedom: fewer "
-                    "than 1e-6 false failures) — %s",
+                    "(variance %.3g against %.3g); at most %.2fx allowed (chi-square, %d degrees of freedom: fewer "
+                    "than 1e-6 false failures) — fewer samples drawn than counted, or samples reused or correlated?",
                     variant.c_str(), spread_seeds, spread.ratio, static_cast<long long>(n),
-                    squares / (spread_seeds - 1), spread.variance, spread_low, spread_high, spread_seeds - 1,
-                    spread.ratio < spread_low ? "estimates that do not follow the seed?"
-                                              : "fewer samples drawn than counted, or samples reused or correlated?");
+                    squares / (spread_seeds - 1), spread.variance, spread_high, spread_seeds - 1);
       c.note = note;
     }
     return cudalabs::both(r, c);
@@ -309,8 +308,8 @@ void note_spread(cudalabs::Session& s, const cudalabs::Point& size, const std::s
                  const SpreadCheck& spread) {
   if (spread.ratio < 0) return;
   char line[256];
-  std::snprintf(line, sizeof line, "%s %s: the estimates of %d seeds vary %.3fx as much as n independent samples give (%.2fx to %.2fx allowed)",
-                cudalabs::to_string(size).c_str(), variant.c_str(), spread_seeds, spread.ratio, spread_low, spread_high);
+  std::snprintf(line, sizeof line, "%s %s: the estimates of %d seeds vary %.3fx as much as n independent samples' (at most %.2fx allowed)",
+                cudalabs::to_string(size).c_str(), variant.c_str(), spread_seeds, spread.ratio, spread_high);
   s.note(line);
 }
 
@@ -664,7 +663,16 @@ void measure_pi(cudalabs::Session& s, std::int64_t n, HostGenerator& generator, 
         [&](std::uint64_t fresh) { seed = cudalabs::mix_seed(fresh, 1); });
     // Declared work, a lower bound that the plausibility gate holds the time
     // to: at least x·x + y·y (a multiply and an FMA, 3 FLOPs) per sample, not
-    // counting the Philox rounds that make x and y.
+    // counting the Philox rounds that make x and y. Those are integer work (10
+    // rounds of two 32x32-bit multiplies, high and low halves, and XORs per 2
+    // samples), which sm_90 issues at half the FP32 rate: counted at that rate,
+    // some 80 FP32 FLOPs' time per sample, where pi_fused takes 118 at 2^30 on
+    // an H200 (1.90 ms at the 66.9 TFLOP/s peak). A quarter of the samples would
+    // then be ~2.7x the peak: implausible. Not declared all the same: the gate
+    // only takes performance points, only in timed runs at sizes where Philox
+    // dominates (not at 2^24, where half the time is setting up states), and the
+    // count is not a bound on a GPU with a full-rate integer path. The spread
+    // check (spread_seeds) fails a quarter of the samples as a wrong answer.
     m.work = {.flops = 3.0 * static_cast<double>(n)};
     m.resources = fused;
     m.extra["blocks"] = blocks;
@@ -787,8 +795,8 @@ int main(int argc, char** argv) {
                "random numbers into device memory and a kernel reading them (4 bytes per number through DRAM twice),\n"
                "and cuRAND's device API with a Philox state per thread, the numbers used as they are made. Each\n"
                "estimate is checked against the exact value (pi; Black-Scholes) within k standard errors, k chosen\n"
-               "for fewer than 1e-6 false failures per check, and each fused variant's estimates from 128 seeds must\n"
-               "vary as much as n independent samples' do. --biased adds an estimator that must fail.",
+               "for fewer than 1e-6 false failures per check, and each fused variant's estimates from 128 seeds may\n"
+               "vary no more than n independent samples' do. --biased adds an estimator that must fail.",
       .sizes = {{.name = "samples", .help = "pi: points drawn", .full = full, .quick = quick, .max = most},
                 {.name = "paths", .help = "option: simulated paths", .full = full, .quick = quick, .max = most}},
       .variants = {{"pi_host_api", "curandGenerateUniform (2 per sample) into DRAM, then a counting kernel", true},
