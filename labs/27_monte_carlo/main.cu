@@ -32,6 +32,7 @@
 #include <cub/block/block_reduce.cuh>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -243,6 +244,7 @@ struct SpreadCheck {
   double variance = 0;  // of one estimate: sigma^2 / n
   bool done = false;
   double ratio = -1;    // s^2 / variance, once made
+  double seconds = 0;   // the runs' wall time: what the check adds to a run
 };
 
 // `check` of a fused variant, and in its first call the spread check:
@@ -258,7 +260,9 @@ std::function<cudalabs::CheckResult()> with_spread(std::function<cudalabs::Check
     spread.done = true;
     std::vector<double> estimates(spread_seeds);
     const std::uint64_t from = seed;
+    const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < spread_seeds; ++i) estimates[i] = estimate_from(cudalabs::mix_seed(from, 1 + i));
+    spread.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     // The estimates compared, observed for a judge (cudalabs/evidence.hpp).
     if (std::string missing = cudalabs::observe_in_place(std::span(estimates)); !missing.empty())
       return cudalabs::both(r, cudalabs::missing_output(spread_seeds, missing));
@@ -268,7 +272,6 @@ std::function<cudalabs::CheckResult()> with_spread(std::function<cudalabs::Check
     spread.ratio = squares / (spread_seeds - 1) / spread.variance;
     cudalabs::CheckResult c;
     c.count = spread_seeds;
-    c.tolerance = r.tolerance;
     c.passed = spread.ratio <= spread_high;  // NaN fails
     if (!c.passed) {
       char note[512];
@@ -308,8 +311,11 @@ void note_spread(cudalabs::Session& s, const cudalabs::Point& size, const std::s
                  const SpreadCheck& spread) {
   if (spread.ratio < 0) return;
   char line[256];
-  std::snprintf(line, sizeof line, "%s %s: the estimates of %d seeds vary %.3fx as much as n independent samples' (at most %.2fx allowed)",
-                cudalabs::to_string(size).c_str(), variant.c_str(), spread_seeds, spread.ratio, spread_high);
+  std::snprintf(line, sizeof line,
+                "%s %s: the estimates of %d seeds vary %.3fx as much as n independent samples' (at most %.2fx "
+                "allowed; %d runs, %.3f s)",
+                cudalabs::to_string(size).c_str(), variant.c_str(), spread_seeds, spread.ratio, spread_high,
+                spread_seeds, spread.seconds);
   s.note(line);
 }
 
