@@ -245,7 +245,7 @@ seed = {SEED}
         answer = checked_results(out, "correct")
         expect(r.returncode == 0, f"correct: submit exits 0 when the host graded it (exit {r.returncode})")
         bridge = answer.get("extra_data", {}).get("bridge", {})
-        expect(bridge.get("graded") and bridge.get("student") == "ada.lovelace@example.edu",
+        expect(bridge.get("graded") and bridge.get("student") == "gradescope-123",
                f"correct: graded on the host for the student of submission_metadata.json ({bridge})")
         names = {t["name"]: t for t in answer["tests"]}
         test = names.get("01_vector_add: correctness", {})
@@ -261,7 +261,7 @@ seed = {SEED}
                "correct: the host graded with the seed of its own config")
         lines = usage.read_text().splitlines() if usage.is_file() else []
         fields = lines[-1].split("\t") if lines else []
-        expect(len(lines) == 1 and fields[1:3] == ["ada.lovelace@example.edu", "lab01"] and float(fields[3]) > 0
+        expect(len(lines) == 1 and fields[1:3] == ["gradescope-123", "lab01"] and float(fields[3]) > 0
                and fields[4] == ("10/10" if gpu_build else "0/10 build-only"), f"correct: one usage-log line: time, student, assignment, seconds, verdict ({lines})")
         gh = (tmp / "github_output").read_text() if (tmp / "github_output").is_file() else ""
         record = json.loads(base64.b64decode(gh.strip().split("=", 1)[1])) if gh.startswith("result=") else {}
@@ -352,7 +352,7 @@ seed = {SEED}
                    f"student id {sid!r}: refused, nothing run ({r.returncode}): {r.stdout[:160]!r}")
         r = subprocess.run(ssh + ["-tt", "grade", "lab01", "ada"], input=b"", capture_output=True, timeout=60)
         expect(b"PTY allocation request failed" in r.stderr, f"a pty: denied ({r.stderr[:200]!r})")
-        r = subprocess.run(ssh + ["grade", "lab01", "ada.lovelace@example.edu"], input=one, capture_output=True)
+        r = subprocess.run(ssh + ["grade", "lab01", "gradescope-123"], input=one, capture_output=True)
         said = json.loads(r.stdout or b"{}")
         expect(r.returncode == 2 and "limit per day" in said.get("output", ""),
                f"daily limit (max_per_day = 1 in [bridge]): the second grading refused: {said.get('output')}")

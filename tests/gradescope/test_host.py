@@ -8,7 +8,9 @@ a stand-in for tools/grade.py: what the host does around a grading, in seconds.
   - a grading that fails: the message quotes grade.py's last lines, the seed
     taken out of them as out of every answer;
   - one student's requests at the same time are graded one after another, not
-    on two GPUs at once; another student's is not held up by them.
+    on two GPUs at once; another student's is not held up by them;
+  - the autograder's side names a Gradescope student by the account's user id,
+    which a changed e-mail address leaves as it was (tools/gradescope/client.py).
 
 usage: PYTHONPATH=tools:tools/gradescope python3 tests/gradescope/test_host.py
 """
@@ -22,6 +24,7 @@ import threading
 import time
 from pathlib import Path
 
+import client  # tools/gradescope/
 import host  # tools/gradescope/ (PYTHONPATH: tests/gradescope/meson.build)
 import results
 
@@ -156,8 +159,28 @@ def one_grading_per_student(tmp):
            f"another student's request: graded on the other GPU before the first student's are done ({runs})")
 
 
+def student_from_metadata(tmp):
+    def sid(users):
+        meta = tmp / "submission_metadata.json"
+        meta.write_text(json.dumps({"id": 7, "users": users}))
+        try:
+            return client.student_id(type("Args", (), {"student": None, "metadata": str(meta)}))
+        except client.UsageError as e:
+            return f"UsageError: {e}"
+    first = sid([{"email": "ada.lovelace@example.edu", "id": 123}])
+    moved = sid([{"email": "countess@example.org", "id": 123}])
+    expect(first == "gradescope-123" and moved == first,
+           f"a student is their Gradescope user id, whatever the e-mail ({first!r}, then {moved!r})")
+    expect(sid([{"email": "x@example.edu", "id": 124}]) == "gradescope-124", "another account, another id")
+    for users, what in (([{"email": "ada@example.edu"}], "no user id"), ([{"id": "12; rm -rf ~"}], "an id with a command"),
+                        ([{"id": True}], "an id that is a boolean"), ([], "no submitter")):
+        got = sid(users)
+        expect(got.startswith("UsageError:") and ("user id" in got or "--student" in got),
+               f"metadata with {what}: a usage error naming the user id ({got!r})")
+
+
 def main():
-    for case in (state_is_private, failure_without_seed, fresh_seeds, one_grading_per_student):
+    for case in (state_is_private, failure_without_seed, fresh_seeds, one_grading_per_student, student_from_metadata):
         with tempfile.TemporaryDirectory(prefix="cudalabs-host-test-") as tmp:
             case(Path(tmp))
     for f in failures:

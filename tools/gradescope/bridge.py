@@ -74,8 +74,8 @@ def parse_args(argv):
     connection(q)
     q.add_argument("--submission", required=True, help="the student's files (Gradescope: /autograder/submission)")
     who = q.add_mutually_exclusive_group(required=True)
-    who.add_argument("--metadata", help="Gradescope's submission_metadata.json: the student id is the first "
-                                        "submitter's e-mail")
+    who.add_argument("--metadata", help="Gradescope's submission_metadata.json: the student id is "
+                                        "gradescope-<user id> of the first submitter")
     who.add_argument("--student", help="the student id (GitHub Classroom: the GitHub user name)")
     q.add_argument("--results", default="/autograder/results/results.json", help="where results.json goes")
     q.add_argument("--classroom", help="also append `result=<base64 record>` for GitHub Classroom's grading "

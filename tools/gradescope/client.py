@@ -41,20 +41,24 @@ class UsageError(Exception):
 
 
 def student_id(args):
-    """--student, or the first submitter's e-mail (else Gradescope user id) from
-    Gradescope's submission_metadata.json; checked as the host checks it."""
+    """--student, or `gradescope-<user id>` of the first submitter in Gradescope's
+    submission_metadata.json; checked as the host checks it. The user id, not the
+    e-mail: a student can change the address on their account, and a new address
+    would start a new daily limit and a new queue slot on the GPU host."""
     if args.student:
         sid = args.student
     else:
         try:
             meta = json.loads(Path(args.metadata).read_text())
             user = meta["users"][0]
+            uid = user["id"]
         except (OSError, ValueError, AttributeError, KeyError, IndexError, TypeError) as e:
-            raise UsageError(f"--metadata {args.metadata}: cannot read Gradescope's submission metadata ({e}); "
-                             f"or give --student ID") from None
-        sid = user.get("email") or ""
-        if not STUDENT.fullmatch(sid):  # an address with '+' and the like: the Gradescope user id
-            sid = f"gradescope-{user.get('id', '')}"
+            raise UsageError(f"--metadata {args.metadata}: cannot read the submitter's user id from Gradescope's "
+                             f"submission metadata ({e!r}); or give --student ID") from None
+        if isinstance(uid, bool) or not isinstance(uid, (int, str)) or not str(uid).isdigit():
+            raise UsageError(f"--metadata {args.metadata}: the submitter's user id {uid!r} is not a number; "
+                             f"or give --student ID")
+        sid = f"gradescope-{uid}"
     if not STUDENT.fullmatch(sid):
         raise UsageError(f"student id {sid!r}: letters, digits and . _ - @ only (at most 128)")
     return sid
