@@ -220,6 +220,19 @@ class Experiments(unittest.TestCase):
                          ["--nx", "512", "--ny", "512", "--nz", "1"])
         self.assertEqual(ex.args_for_size(["--size", "4096"], {"m": 256, "n": 256, "k": 256}), ["--size", "256"])
 
+    def test_the_ladder_keeps_the_multiples_a_lab_declares(self):
+        # Lab 33 refuses a k that is not a multiple of 16, as its draw table in tools/grading.toml says: the
+        # sixth held-out set's decode shape (--k 14336) fell to 56 on the ladder's fifth rung, and the lab exited 2.
+        multiples = prof.multiples_of("33_fp8_gemm")
+        self.assertEqual(multiples["--k"], 16)
+        args, n = ex.ladder_args(["--m", "16", "--n", "4096", "--k", "14336"], multiples=multiples)
+        self.assertEqual(n, 5)
+        self.assertEqual(args[5], "14336,3584,896,224,64")
+        self.assertEqual(args[1], "16,16,16,16,16")
+        self.assertEqual(ex.size_multiples({"bytes": {"range": "4..2^24", "multiple_of": 4}, "m": "1..2048"}),
+                         {"--bytes": 4, "--size": 4, "-n": 4})
+        self.assertEqual(prof.multiples_of("05_matmul"), {})
+
     def ladder(self, times_us, bytes_per_rung=4):
         n = 1 << 26
         return [{"variant": "v", "size": {"n": n >> (2 * i)}, "bytes": bytes_per_rung * (n >> (2 * i)),
@@ -741,6 +754,8 @@ class CounterFreePath(unittest.TestCase):
             dims = [int(a[a.index("--dim") + 1])] if "--dim" in a else [64, 128] if "TWO_DIMS" in a else [1]
             if len(sizes) > 1 and len(dims) > 1 and len(sizes) != len(dims):
                 sys.exit(2)
+            if "MULT8" in a and any(n % 8 for n in sizes):   # a size the lab refuses (lab 33's k: multiples of 16)
+                sys.exit(2)
             points = list(zip(sizes * len(dims), dims * len(sizes)))[:max(len(sizes), len(dims))]
             cold = "--flush-l2" in a
             with open(a[a.index("--json") + 1], "a") as f:
@@ -785,6 +800,24 @@ class CounterFreePath(unittest.TestCase):
         self.assertEqual((d.limiter, d.confidence), ("memory-bound", "measured"))
         self.assertEqual(ex.varying_sizes([{"size": {"n": 1, "dim": 3}}, {"size": {"n": 1, "dim": 4}}]), ["--dim", "3"])
         self.assertEqual(ex.varying_sizes([{"size": {"n": 1}}, {"size": {"n": 1}}]), [])
+
+    def test_a_rung_the_lab_refuses_is_dropped(self):
+        log = []
+        # 4000, 1000, 250, 62: the lab refuses 250 and 62; the ladder loses rungs until it takes it.
+        d, ev, notes = run.counter_free(self.lab, "float4", ["--size", "4000", "MULT8"], "kernel",
+                                        cuobjdump=str(self.cuobjdump), log=log.append)
+        self.assertEqual(sorted(r["size"]["n"] for r in ev["records"]), [1000, 4000])
+        self.assertTrue(any("refused" in line for line in log))
+        self.assertEqual(d.limiter, "latency-bound")
+        # The multiple declared: every rung is one, none is lost (250 -> 248, 62 -> 64).
+        d, ev, notes = run.counter_free(self.lab, "float4", ["--size", "4000", "MULT8"], "kernel",
+                                        cuobjdump=str(self.cuobjdump), log=log.append, multiples={"--size": 8})
+        self.assertEqual(sorted(r["size"]["n"] for r in ev["records"]), [64, 248, 1000, 4000])
+        # Refused at every rung but the size as given (4008; 1002, 250, 62): that size alone, still diagnosed.
+        d, ev, notes = run.counter_free(self.lab, "float4", ["--size", "4008", "MULT8"], "kernel",
+                                        cuobjdump=str(self.cuobjdump), log=log.append)
+        self.assertEqual([r["size"]["n"] for r in ev["records"]], [4008])
+        self.assertIn(d.limiter, nc.LIMITERS)
 
     def test_lab_failure(self):
         with self.assertRaises(ex.LabFailed) as e:

@@ -21,6 +21,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader import draws
 from grader.records import read_records
 
 SIZE_FLAGS = ("--size", "-n", "--n", "--m", "--k", "--rows", "--cols", "--seq", "--kv", "--nx", "--ny", "--nz")
@@ -48,22 +49,54 @@ def size_positions(args):
     return [i + 1 for i, a in enumerate(args[:-1]) if a in SIZE_FLAGS]
 
 
-def ladder_args(args, rungs=RUNGS):
+def size_multiples(draw_table):
+    """{size flag: the multiple its values must be} from a lab's draw table (tools/grading.toml's
+    [labs.NAME.draw], where each lab declares the sizes it accepts: lab 33's k = { range = "16..8192",
+    multiple_of = 16 }, FP8 rows of whole 16-byte units). Only the multiple carries over to the ladder:
+    the ranges there are capped for the CPU reference of a correctness run, not the lab's limits. --size
+    (-n) sets every size the lab aliases to it, so it takes the least common multiple of them all."""
+    if not draw_table:
+        return {}
+    steps = {}
+    for name, space in draws.parse("draw", draw_table).sizes.items():
+        if all(isinstance(i, draws.Range) for i in space.items):
+            step = math.gcd(*(i.step for i in space.items))
+            if step > 1:
+                steps["--" + name] = step
+    if steps:
+        common = math.lcm(*steps.values())
+        for flag in ("--size", "-n"):
+            steps.setdefault(flag, common)
+    return steps
+
+
+def rung_value(value, k, step=1):
+    """VALUE divided by 4^K, to the nearest multiple of STEP (at least STEP); a value at or below SMALLEST stays."""
+    if value <= SMALLEST or k == 0:
+        return value
+    x = value // 4 ** k
+    return max(step, (x + step // 2) // step * step)
+
+
+def ladder_args(args, rungs=RUNGS, multiples=None):
     """ARGS with every size flag's value replaced by the list size, size/4,
-    size/16, ... (equal-length lists: the labs zip them). Rungs stop before any
-    flag would drop below SMALLEST. No size flag: ARGS unchanged."""
+    size/16, ... (equal-length lists: the labs zip them), each rounded to the
+    multiple the lab requires of that flag (MULTIPLES: size_multiples). Rungs
+    stop before any flag would drop below SMALLEST. No size flag: ARGS unchanged."""
     pos = size_positions(args)
     if not pos:
         return list(args), 1
+    multiples = multiples or {}
     values = [parse_count(args[i]) for i in pos]
+    steps = [multiples.get(args[i - 1], 1) for i in pos]
     count = 1
     for k in range(1, rungs + 1):
         if any(v > SMALLEST and v // 4 ** k < SMALLEST for v in values):
             break
         count = k + 1
     out = list(args)
-    for i, v in zip(pos, values):
-        out[i] = ",".join(str(v if v <= SMALLEST else v // 4 ** k) for k in range(count))
+    for i, v, step in zip(pos, values, steps):
+        out[i] = ",".join(str(rung_value(v, k, step)) for k in range(count))
     return out, count
 
 
