@@ -16,6 +16,7 @@ input is a record, a Kernel or an experiment result."""
 from dataclasses import dataclass, field
 
 from . import binary, occupancy as occ_mod
+from .experiments import LAUNCH_RATIO
 
 BUSY = 60.0             # % of a ceiling: the kernel is bound by it (Nsight Compute's threshold in profile.py)
 NEAR_PEAK = 75.0        # % of the FP32 peak from which compute-bound is 'measured': the peak is one FFMA per
@@ -221,11 +222,17 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
     the rules of the instruction mix still apply, those that need the memory side of the roofline do not."""
     ms = record["median_ms"]
     issue = issue_share(record, hot) if not tensor else None
-    if scaling and scaling.launch_bound and ms < LAUNCH_MS:
+    if scaling and scaling.launch_bound and scaling.kernel_ms < LAUNCH_MS:
+        big = scaling.points[0]
+        how = "back to back" if scaling.back_to_back else "timed"
+        op_ms = big.no_gap_ms if scaling.back_to_back else big.ms
+        kernel = (f"its first of {big.launches} launches takes about {scaling.kernel_ms * 1e3:.3g} us (the operation "
+                  f"{how}, {op_ms * 1e3:.3g} us, less {scaling.launch_ms * 1e3:.3g} us for each other launch)"
+                  if big.launches > 1 else f"it takes {scaling.kernel_ms * 1e3:.3g} us ({how})")
         return ("latency-bound", "measured",
-                f"launch-bound: {scaling.work_ratio:.0f}x the work of the smallest size takes only "
-                f"{scaling.time_ratio:.2f}x its time, {ms * 1e3:.3g} us in all: the launch and the ramp-up of the "
-                "grid, not the work, set the time.",
+                f"launch-bound: at {scaling.work_ratio:.0f}x the work of the smallest size {kernel}, one launch of "
+                f"the smallest size {scaling.launch_ms * 1e3:.3g} us: less than {LAUNCH_RATIO:g}x; the launch and "
+                "the ramp-up of the grid, not the work, set the time.",
                 "Give the GPU more work per launch: fuse kernels, batch, or use CUDA graphs to cut launch cost.",
                 ["launch-bound"])
     if pbw is not None and pbw >= BUSY and (ppeak is None or pbw >= ppeak):
