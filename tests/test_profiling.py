@@ -719,6 +719,23 @@ class Diagnosis(unittest.TestCase):
             self.assertEqual(d.limiter, "compute-bound")
             self.assertNotIn("partial-grid", d.kinds() | {f.kind for f in d.findings})
 
+    def test_the_grid_is_the_largest_launch_of_the_kernels_function(self):
+        # Lab 25's hillis_steele at 2^22 (the sixth held-out set): scan_tiles_kernel<HillisSteeleTile, false>
+        # over 8192 tiles, then <..., true> over their sums in 16 blocks. The binary's match was the second, and
+        # its 16 blocks made the grid rule say latency-bound; Nsight Compute profiled the first (8192 blocks,
+        # L1/shared at 76%).
+        self.assertEqual(nc.function_name("_Z17scan_tiles_kernelI16HillisSteeleTileLb1EfEvPKT1_PS1_lS4_"),
+                         "scan_tiles_kernel")
+        self.assertEqual(nc.function_name("_ZN43_GLOBAL__N__3b7137e9_10_kernels_cu_9f54474d21softmax_online_kernelEPKfPfi"),
+                         "softmax_online_kernel")
+        self.assertEqual(nc.function_name("plain_kernel"), "plain_kernel")
+        ev = json.loads((ROOT / "results" / "h200" / "profiling" / "held-out-6" / "table-b" /
+                         "25-hillis_steele-l2.evidence.json").read_text())
+        record, kernel = ev["records"][0], binary.kernel_from_json(ev["kernel"])
+        self.assertEqual(nc.partial_grid(record, kernel), None)
+        d = run.diagnose_evidence(ev, [RECORDS])
+        self.assertEqual((d.limiter, d.confidence), ("shared-memory-bound", "likely"))
+
     def test_the_grid_rule_is_silent_where_the_grid_fills_the_gpu(self):
         # Every recorded kernel given the smallest launch that fills the GPU (one full wave at the blocks per SM
         # its resources allow): its diagnosis is what it was without launches.
