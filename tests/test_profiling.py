@@ -251,9 +251,9 @@ class Experiments(unittest.TestCase):
     def test_launch_bound_holds_for_the_profiled_kernel(self):
         # Lab 06's two_loads at 2^22, as the sixth held-out set recorded it: the operation is 3 launches (2 below
         # 2^19), timed 22.6 us at the size and 16.0 us at 2^10, 1.41x for 4096x the work, which the operation's
-        # times called launch-bound. Back to back it takes 14.39 us against 3.16 us for 2 launches at 2^10: less
-        # 2 x 1.58 us for the later passes, the first launch takes 11.2 us (Nsight Compute: 12.3 us, L1/shared
-        # at 75%), 7x one launch of the smallest size: not launch-bound.
+        # times called launch-bound. Back to back it takes 14.39 us against 3.37 us for 2 launches at 2^10: less
+        # 2 x 1.69 us for the later passes, the first launch takes 11.0 us (Nsight Compute: 12.3 us, L1/shared
+        # at 75%), 6.5x one launch of the smallest size: not launch-bound.
         def rung(n, ms_us, no_gap_us, launches):
             return {"variant": "two_loads", "size": {"n": n}, "bytes": 4 * n, "flops": n, "median_ms": ms_us / 1e3,
                     "no_gap_ms": no_gap_us / 1e3, "extra": {"launches": launches},
