@@ -220,6 +220,19 @@ class Experiments(unittest.TestCase):
                          ["--nx", "512", "--ny", "512", "--nz", "1"])
         self.assertEqual(ex.args_for_size(["--size", "4096"], {"m": 256, "n": 256, "k": 256}), ["--size", "256"])
 
+    def test_the_ladder_keeps_the_multiples_a_lab_declares(self):
+        # Lab 33 refuses a k that is not a multiple of 16, as its draw table in tools/grading.toml says: the
+        # sixth held-out set's decode shape (--k 14336) fell to 56 on the ladder's fifth rung, and the lab exited 2.
+        multiples = prof.multiples_of("33_fp8_gemm")
+        self.assertEqual(multiples["--k"], 16)
+        args, n = ex.ladder_args(["--m", "16", "--n", "4096", "--k", "14336"], multiples=multiples)
+        self.assertEqual(n, 5)
+        self.assertEqual(args[5], "14336,3584,896,224,64")
+        self.assertEqual(args[1], "16,16,16,16,16")
+        self.assertEqual(ex.size_multiples({"bytes": {"range": "4..2^24", "multiple_of": 4}, "m": "1..2048"}),
+                         {"--bytes": 4, "--size": 4, "-n": 4})
+        self.assertEqual(prof.multiples_of("05_matmul"), {})
+
     def ladder(self, times_us, bytes_per_rung=4):
         n = 1 << 26
         return [{"variant": "v", "size": {"n": n >> (2 * i)}, "bytes": bytes_per_rung * (n >> (2 * i)),
@@ -234,6 +247,33 @@ class Experiments(unittest.TestCase):
         s = ex.scaling(ex.points(self.ladder([4.1, 3.9, 3.8, 3.8])))
         self.assertTrue(s.launch_bound)
         self.assertEqual(s.work_ratio, 64)
+
+    def test_launch_bound_holds_for_the_profiled_kernel(self):
+        # Lab 06's two_loads at 2^22, as the sixth held-out set recorded it: the operation is 3 launches (2 below
+        # 2^19), timed 22.6 us at the size and 16.0 us at 2^10, 1.41x for 4096x the work, which the operation's
+        # times called launch-bound. Back to back it takes 14.39 us against 3.37 us for 2 launches at 2^10: less
+        # 2 x 1.69 us for the later passes, the first launch takes 11.0 us (Nsight Compute: 12.3 us, L1/shared
+        # at 75%), 6.5x one launch of the smallest size: not launch-bound.
+        def rung(n, ms_us, no_gap_us, launches):
+            return {"variant": "two_loads", "size": {"n": n}, "bytes": 4 * n, "flops": n, "median_ms": ms_us / 1e3,
+                    "no_gap_ms": no_gap_us / 1e3, "extra": {"launches": launches},
+                    "gpu_work": {"kernels": launches, "launches": [{"kernel": "k", "blocks": n // 512}]}}
+        recs = [rung(1 << 22, 22.592, 14.389, 3), rung(1 << 20, 22.528, 7.752, 3), rung(1 << 18, 16.608, 3.955, 2),
+                rung(1 << 10, 16.048, 3.374, 2)]
+        s = ex.scaling(ex.points(recs))
+        self.assertFalse(s.launch_bound)
+        self.assertAlmostEqual(s.kernel_ms * 1e3, 14.389 - 3.374 / 2 * 2, places=3)
+        # Lab 07's tree at 2^14 (2 launches, 1 at 2^8 and below): 3.52 us back to back, less 1.62 us for the
+        # second launch, against 1.62 us for one launch of the smallest: launch-bound, as before.
+        tiny = [rung(1 << 14, 16.432, 3.518, 2), rung(1 << 10, 17.056, 3.497, 2), rung(1 << 4, 9.92, 1.619, 1)]
+        s = ex.scaling(ex.points(tiny))
+        self.assertTrue(s.launch_bound)
+        # Without back-to-back times the timed ones are used, the same arithmetic.
+        for r in recs:
+            del r["no_gap_ms"]
+        s = ex.scaling(ex.points(recs))
+        self.assertFalse(s.back_to_back)
+        self.assertAlmostEqual(s.kernel_ms * 1e3, 22.592 - 16.048 / 2 * 2, places=3)
 
     def test_l2_rung_and_test(self):
         pts = ex.points(self.ladder([400.0, 100.0, 26.0, 8.5]))  # 268, 67, 16.8, 4.2 MB
@@ -679,6 +719,23 @@ class Diagnosis(unittest.TestCase):
             self.assertEqual(d.limiter, "compute-bound")
             self.assertNotIn("partial-grid", d.kinds() | {f.kind for f in d.findings})
 
+    def test_the_grid_is_the_largest_launch_of_the_kernels_function(self):
+        # Lab 25's hillis_steele at 2^22 (the sixth held-out set): scan_tiles_kernel<HillisSteeleTile, false>
+        # over 8192 tiles, then <..., true> over their sums in 16 blocks. The binary's match was the second, and
+        # its 16 blocks made the grid rule say latency-bound; Nsight Compute profiled the first (8192 blocks,
+        # L1/shared at 76%).
+        self.assertEqual(nc.function_name("_Z17scan_tiles_kernelI16HillisSteeleTileLb1EfEvPKT1_PS1_lS4_"),
+                         "scan_tiles_kernel")
+        self.assertEqual(nc.function_name("_ZN43_GLOBAL__N__3b7137e9_10_kernels_cu_9f54474d21softmax_online_kernelEPKfPfi"),
+                         "softmax_online_kernel")
+        self.assertEqual(nc.function_name("plain_kernel"), "plain_kernel")
+        ev = json.loads((ROOT / "results" / "h200" / "profiling" / "held-out-6" / "table-b" /
+                         "25-hillis_steele-l2.evidence.json").read_text())
+        record, kernel = ev["records"][0], binary.kernel_from_json(ev["kernel"])
+        self.assertEqual(nc.partial_grid(record, kernel), None)
+        d = run.diagnose_evidence(ev, [RECORDS])
+        self.assertEqual((d.limiter, d.confidence), ("shared-memory-bound", "likely"))
+
     def test_the_grid_rule_is_silent_where_the_grid_fills_the_gpu(self):
         # Every recorded kernel given the smallest launch that fills the GPU (one full wave at the blocks per SM
         # its resources allow): its diagnosis is what it was without launches.
@@ -741,6 +798,8 @@ class CounterFreePath(unittest.TestCase):
             dims = [int(a[a.index("--dim") + 1])] if "--dim" in a else [64, 128] if "TWO_DIMS" in a else [1]
             if len(sizes) > 1 and len(dims) > 1 and len(sizes) != len(dims):
                 sys.exit(2)
+            if "MULT8" in a and any(n % 8 for n in sizes):   # a size the lab refuses (lab 33's k: multiples of 16)
+                sys.exit(2)
             points = list(zip(sizes * len(dims), dims * len(sizes)))[:max(len(sizes), len(dims))]
             cold = "--flush-l2" in a
             with open(a[a.index("--json") + 1], "a") as f:
@@ -785,6 +844,24 @@ class CounterFreePath(unittest.TestCase):
         self.assertEqual((d.limiter, d.confidence), ("memory-bound", "measured"))
         self.assertEqual(ex.varying_sizes([{"size": {"n": 1, "dim": 3}}, {"size": {"n": 1, "dim": 4}}]), ["--dim", "3"])
         self.assertEqual(ex.varying_sizes([{"size": {"n": 1}}, {"size": {"n": 1}}]), [])
+
+    def test_a_rung_the_lab_refuses_is_dropped(self):
+        log = []
+        # 4000, 1000, 250, 62: the lab refuses 250 and 62; the ladder loses rungs until it takes it.
+        d, ev, notes = run.counter_free(self.lab, "float4", ["--size", "4000", "MULT8"], "kernel",
+                                        cuobjdump=str(self.cuobjdump), log=log.append)
+        self.assertEqual(sorted(r["size"]["n"] for r in ev["records"]), [1000, 4000])
+        self.assertTrue(any("refused" in line for line in log))
+        self.assertEqual(d.limiter, "latency-bound")
+        # The multiple declared: every rung is one, none is lost (250 -> 248, 62 -> 64).
+        d, ev, notes = run.counter_free(self.lab, "float4", ["--size", "4000", "MULT8"], "kernel",
+                                        cuobjdump=str(self.cuobjdump), log=log.append, multiples={"--size": 8})
+        self.assertEqual(sorted(r["size"]["n"] for r in ev["records"]), [64, 248, 1000, 4000])
+        # Refused at every rung but the size as given (4008; 1002, 250, 62): that size alone, still diagnosed.
+        d, ev, notes = run.counter_free(self.lab, "float4", ["--size", "4008", "MULT8"], "kernel",
+                                        cuobjdump=str(self.cuobjdump), log=log.append)
+        self.assertEqual([r["size"]["n"] for r in ev["records"]], [4008])
+        self.assertIn(d.limiter, nc.LIMITERS)
 
     def test_lab_failure(self):
         with self.assertRaises(ex.LabFailed) as e:

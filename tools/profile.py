@@ -43,9 +43,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tune import ROOT, build, find_lab  # noqa: E402  (lab names as make run reads them)
+from grader import config as grading  # noqa: E402  (tools/grading.toml: the sizes each lab accepts)
 from profiling import compare, nocounters  # noqa: E402
 from profiling import run as profiling_run  # noqa: E402
-from profiling.experiments import LabFailed  # noqa: E402
+from profiling.experiments import LabFailed, size_multiples  # noqa: E402
 
 SECTIONS = ["SpeedOfLight", "Occupancy", "LaunchStats", "WarpStateStats", "MemoryWorkloadAnalysis",
             "MemoryWorkloadAnalysis_Tables", "SourceCounters"]
@@ -488,6 +489,17 @@ def agreement_text(ncu_findings, diagnosis):
             f"({diagnosis.confidence}): {compare.VERDICTS[verdict]}")
 
 
+def multiples_of(lab):
+    """What LAB requires its sizes to be multiples of ({flag: n}), from its draw table in tools/grading.toml; {}
+    where the file cannot be read (the ladder then drops the rungs the lab refuses)."""
+    try:
+        cfg = grading.load_config(ROOT / "tools" / "grading.toml", grading.lab_names(ROOT))
+    except grading.GradeError as e:
+        print(f"profile: {e}: the size ladder goes without the labs' declared multiples")
+        return {}
+    return size_multiples(cfg.get(lab, {}).get("draw"))
+
+
 def lab_arguments(lab, variant, args_text):
     extra = args_text.split()
     size = [] if any(a.startswith(("-n", "--size", "--n", "--m", "--k", "--rows", "--cols", "--seq", "--kv"))
@@ -519,7 +531,7 @@ def compare_table(args, ncu):
         try:
             diag, ev, notes = profiling_run.counter_free(program, entry["variant"], run_args, regex,
                                                          sweep=entry.get("sweep"), references=REFERENCES,
-                                                         cuobjdump=args.cuobjdump)
+                                                         cuobjdump=args.cuobjdump, multiples=multiples_of(lab))
             print(profiling_run.report(key, diag, notes, ev["seconds"]))
             row.update(counter_free=diag.to_json(), seconds=ev["seconds"], notes=notes)
             (out / f"{key}.evidence.json").write_text(json.dumps(ev) + "\n")
@@ -652,7 +664,7 @@ def main():
         try:
             diagnosis, ev, notes = profiling_run.counter_free(program, args.variant, run_args, kernel_regex,
                                                               sweep=args.sweep, references=REFERENCES,
-                                                              cuobjdump=args.cuobjdump)
+                                                              cuobjdump=args.cuobjdump, multiples=multiples_of(lab))
             text = profiling_run.report(f"{lab} {args.variant}", diagnosis, notes, ev["seconds"])
             base.with_suffix(".nocounters.txt").write_text(text + "\n")
             base.with_suffix(".evidence.json").write_text(json.dumps(ev) + "\n")

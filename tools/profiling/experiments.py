@@ -21,6 +21,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader import draws
 from grader.records import read_records
 
 SIZE_FLAGS = ("--size", "-n", "--n", "--m", "--k", "--rows", "--cols", "--seq", "--kv", "--nx", "--ny", "--nz")
@@ -48,22 +49,54 @@ def size_positions(args):
     return [i + 1 for i, a in enumerate(args[:-1]) if a in SIZE_FLAGS]
 
 
-def ladder_args(args, rungs=RUNGS):
+def size_multiples(draw_table):
+    """{size flag: the multiple its values must be} from a lab's draw table (tools/grading.toml's
+    [labs.NAME.draw], where each lab declares the sizes it accepts: lab 33's k = { range = "16..8192",
+    multiple_of = 16 }, FP8 rows of whole 16-byte units). Only the multiple carries over to the ladder:
+    the ranges there are capped for the CPU reference of a correctness run, not the lab's limits. --size
+    (-n) sets every size the lab aliases to it, so it takes the least common multiple of them all."""
+    if not draw_table:
+        return {}
+    steps = {}
+    for name, space in draws.parse("draw", draw_table).sizes.items():
+        if all(isinstance(i, draws.Range) for i in space.items):
+            step = math.gcd(*(i.step for i in space.items))
+            if step > 1:
+                steps["--" + name] = step
+    if steps:
+        common = math.lcm(*steps.values())
+        for flag in ("--size", "-n"):
+            steps.setdefault(flag, common)
+    return steps
+
+
+def rung_value(value, k, step=1):
+    """VALUE divided by 4^K, to the nearest multiple of STEP (at least STEP); a value at or below SMALLEST stays."""
+    if value <= SMALLEST or k == 0:
+        return value
+    x = value // 4 ** k
+    return max(step, (x + step // 2) // step * step)
+
+
+def ladder_args(args, rungs=RUNGS, multiples=None):
     """ARGS with every size flag's value replaced by the list size, size/4,
-    size/16, ... (equal-length lists: the labs zip them). Rungs stop before any
-    flag would drop below SMALLEST. No size flag: ARGS unchanged."""
+    size/16, ... (equal-length lists: the labs zip them), each rounded to the
+    multiple the lab requires of that flag (MULTIPLES: size_multiples). Rungs
+    stop before any flag would drop below SMALLEST. No size flag: ARGS unchanged."""
     pos = size_positions(args)
     if not pos:
         return list(args), 1
+    multiples = multiples or {}
     values = [parse_count(args[i]) for i in pos]
+    steps = [multiples.get(args[i - 1], 1) for i in pos]
     count = 1
     for k in range(1, rungs + 1):
         if any(v > SMALLEST and v // 4 ** k < SMALLEST for v in values):
             break
         count = k + 1
     out = list(args)
-    for i, v in zip(pos, values):
-        out[i] = ",".join(str(v if v <= SMALLEST else v // 4 ** k) for k in range(count))
+    for i, v, step in zip(pos, values, steps):
+        out[i] = ",".join(str(rung_value(v, k, step)) for k in range(count))
     return out, count
 
 
@@ -121,11 +154,14 @@ class Point:
     ms: float
     gbps: float
     gflops: float
+    no_gap_ms: float = None     # the operation timed back to back (the lab's no-gap batch): no host round trip
+    launches: int = 1           # kernels in one timed operation (the trace's count, else the lab's extra.launches)
 
     @staticmethod
     def of(r):
+        launches = (r.get("gpu_work") or {}).get("kernels") or (r.get("extra") or {}).get("launches") or 1
         return Point(r.get("size", {}), r.get("bytes") or 0, r.get("flops") or 0, r["median_ms"],
-                     r.get("gbps") or 0, r.get("gflops") or 0)
+                     r.get("gbps") or 0, r.get("gflops") or 0, r.get("no_gap_ms"), launches)
 
 
 def points(records):
@@ -155,6 +191,9 @@ class Scaling:
     launch_bound: bool = False
     time_ratio: float = None       # time at the size / time at the smallest rung
     work_ratio: float = None
+    kernel_ms: float = None        # the diagnosed kernel's share of the operation at the size (kernel_time)
+    launch_ms: float = None        # one launch at the smallest rung
+    back_to_back: bool = False     # kernel_ms and launch_ms from the no-gap times
 
     def text(self):
         if len(self.points) < 2:
@@ -171,6 +210,21 @@ class Scaling:
         return ", ".join(parts)
 
 
+def kernel_time(big, small):
+    """(the diagnosed kernel's time at the size, one launch's time at the smallest rung, from back-to-back
+    times?) in ms. The ladder times the lab's operation, which may be several launches (a reduction's passes:
+    lab 06's two_loads, 3 at 2^22, 2 below 2^19); the kernel Nsight Compute profiles is one of them, the
+    first and largest. The others are taken at one launch's cost at the smallest rung (its operation's time
+    over its launches: the later passes reduce a few thousand partial sums, a launch's worth of work) and
+    taken off. The times are the back-to-back ones where both rungs have them (no_gap_ms): the timed run's
+    host round trip (about 5.6 us on the H200, 7.06 us timed against 1.43 back to back for lab 02's float4 at
+    2^14) is not the kernel's, and Nsight Compute's duration leaves it out."""
+    back_to_back = bool(big.no_gap_ms and small.no_gap_ms)
+    a, b = (big.no_gap_ms, small.no_gap_ms) if back_to_back else (big.ms, small.ms)
+    launch = b / small.launches
+    return a - (big.launches - 1) * launch, launch, back_to_back
+
+
 def scaling(pts):
     s = Scaling(pts)
     if len(pts) < 2:
@@ -183,7 +237,8 @@ def scaling(pts):
     if work:
         s.work_ratio = work
         s.time_ratio = a.ms / small.ms
-        s.launch_bound = work >= 16 and s.time_ratio < LAUNCH_RATIO
+        s.kernel_ms, s.launch_ms, s.back_to_back = kernel_time(a, small)
+        s.launch_bound = work >= 16 and s.kernel_ms < LAUNCH_RATIO * s.launch_ms
     return s
 
 

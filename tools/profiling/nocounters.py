@@ -16,6 +16,7 @@ input is a record, a Kernel or an experiment result."""
 from dataclasses import dataclass, field
 
 from . import binary, occupancy as occ_mod
+from .experiments import LAUNCH_RATIO
 
 BUSY = 60.0             # % of a ceiling: the kernel is bound by it (Nsight Compute's threshold in profile.py)
 NEAR_PEAK = 75.0        # % of the FP32 peak from which compute-bound is 'measured': the peak is one FFMA per
@@ -221,11 +222,17 @@ def _limiter(record, scaling, l2, hot, memory_side, pbw, ppeak, tensor, occupanc
     the rules of the instruction mix still apply, those that need the memory side of the roofline do not."""
     ms = record["median_ms"]
     issue = issue_share(record, hot) if not tensor else None
-    if scaling and scaling.launch_bound and ms < LAUNCH_MS:
+    if scaling and scaling.launch_bound and scaling.kernel_ms < LAUNCH_MS:
+        big = scaling.points[0]
+        how = "back to back" if scaling.back_to_back else "timed"
+        op_ms = big.no_gap_ms if scaling.back_to_back else big.ms
+        kernel = (f"its first of {big.launches} launches takes about {scaling.kernel_ms * 1e3:.3g} us (the operation "
+                  f"{how}, {op_ms * 1e3:.3g} us, less {scaling.launch_ms * 1e3:.3g} us for each other launch)"
+                  if big.launches > 1 else f"it takes {scaling.kernel_ms * 1e3:.3g} us ({how})")
         return ("latency-bound", "measured",
-                f"launch-bound: {scaling.work_ratio:.0f}x the work of the smallest size takes only "
-                f"{scaling.time_ratio:.2f}x its time, {ms * 1e3:.3g} us in all: the launch and the ramp-up of the "
-                "grid, not the work, set the time.",
+                f"launch-bound: at {scaling.work_ratio:.0f}x the work of the smallest size {kernel}, one launch of "
+                f"the smallest size {scaling.launch_ms * 1e3:.3g} us: less than {LAUNCH_RATIO:g}x; the launch and "
+                "the ramp-up of the grid, not the work, set the time.",
                 "Give the GPU more work per launch: fuse kernels, batch, or use CUDA graphs to cut launch cost.",
                 ["launch-bound"])
     if pbw is not None and pbw >= BUSY and (ppeak is None or pbw >= ppeak):
@@ -549,17 +556,41 @@ class Grid:
                 f"{100.0 * self.slots_filled:.0f}% of the GPU's warp slots filled")
 
 
+def function_name(mangled):
+    """The function a mangled kernel name names, without its namespaces, template arguments and parameters:
+    _Z17scan_tiles_kernelI16HillisSteeleTileLb0EfEv... -> scan_tiles_kernel, as Nsight Compute's
+    --kernel-name-base function matches it. A name that is not mangled is its own."""
+    if not mangled.startswith("_Z"):
+        return mangled
+    i, nested, last = 2, mangled[2:3] == "N", None
+    i += nested
+    while i < len(mangled) and mangled[i].isdigit():
+        j = i
+        while j < len(mangled) and mangled[j].isdigit():
+            j += 1
+        n = int(mangled[i:j])
+        last, i = mangled[j:j + n], j + n
+        if not nested:
+            break
+    return last or mangled
+
+
 def partial_grid(record, kernel=None):
-    """The launch of the diagnosed kernel (by the binary's name; failing that the run's largest launch) when it has
-    fewer blocks than one full wave (the SMs times the blocks per SM that its resources allow); None when it fills
-    the GPU or when the record does not say (a run that was not traced, no resources, no SM count)."""
+    """The launch of the diagnosed kernel when it has fewer blocks than one full wave (the SMs times the blocks per
+    SM that its resources allow); None when it fills the GPU or when the record does not say (a run that was not
+    traced, no resources, no SM count). The diagnosed kernel's launch is the largest launch of its function, over
+    every instantiation of it (the record keeps each instantiation's largest launch, not their order): Nsight
+    Compute profiles the first launch of the function, and an operation of several passes starts with the pass
+    over its input, the largest (lab 25's scans: scan_tiles_kernel<..., false> over 8192 tiles, then the same
+    function's <..., true> over the 8192 tile sums in 16 blocks; the binary's registers and shared memory, the same
+    for both, may pick either). Failing a name, the run's largest launch."""
     launches = (record.get("gpu_work") or {}).get("launches") or []
     res = record.get("resources") or {}
     sms, per_sm = sm_count(record), res.get("blocks_per_sm")
     if not launches or not sms or not per_sm:
         return None
-    named = [l for l in launches if kernel and l.get("kernel") == kernel.name]
-    launch = named[0] if named else max(launches, key=lambda l: (l.get("blocks") or 0))
+    named = [l for l in launches if kernel and function_name(l.get("kernel", "")) == function_name(kernel.name)]
+    launch = max(named or launches, key=lambda l: (l.get("blocks") or 0))
     blocks, threads = launch.get("blocks") or 0, launch.get("block_threads") or res.get("block_threads") or 0
     if not blocks or not threads or blocks >= sms * per_sm:
         return None

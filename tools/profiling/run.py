@@ -35,28 +35,51 @@ def diagnose_evidence(ev, references=()):
     return nc.diagnose(main, bandwidth, ex.scaling(pts), l2, sweep, kernel)
 
 
+def climb(program, variant, args, extra, multiples=None, log=print):
+    """The size ladder's records and the extra flags it ran with. Raises experiments.LabFailed when the lab
+    fails at the size as given, or fails otherwise than by refusing its arguments (exit 2)."""
+    ladder, rungs = ex.ladder_args(list(args), multiples=multiples)
+    log(f"counter-free: the lab at {rungs} sizes: {' '.join(ladder)}")
+    try:
+        return ex.run_lab(program, variant, ladder, extra)[0], list(extra)
+    except ex.LabFailed as e:
+        if rungs == 1:
+            raise
+        first = e
+    # A size the arguments leave at a default list (lab 17's --dim 64,128) does not zip with the ladder's
+    # lists. Run the size as given once, pin what varies among its records at the first record's value,
+    # and climb again with the pins on every run.
+    given = ex.run_lab(program, variant, list(args), extra)[0]
+    pins = ex.varying_sizes(given)
+    if pins:
+        extra = list(extra) + pins
+        log(f"counter-free: sizes pinned at the first record's: {' '.join(pins)}")
+    elif first.code != 2:
+        raise first
+    # A rung the lab still refuses (exit 2: a size it does not take, which no declared multiple said) costs
+    # that rung, not the diagnosis: the ladder loses its smallest rung until the lab takes it, down to the
+    # size as given alone.
+    for count in range(rungs if pins else rungs - 1, 1, -1):
+        ladder, _ = ex.ladder_args(list(args), count - 1, multiples)
+        try:
+            return ex.run_lab(program, variant, ladder, extra)[0], extra
+        except ex.LabFailed as e:
+            if e.code != 2:
+                raise
+            log(f"counter-free: the lab refused {' '.join(ladder)}: its smallest size is dropped")
+    return [r for r in given if r.get("size") == given[0].get("size")], extra
+
+
 def counter_free(program, variant, args, kernel_regex, sweep=None, extra=(), references=(), cuobjdump=None,
-                 log=print):
+                 log=print, multiples=None):
     """Runs the experiments and reads the binary. Returns (Diagnosis, evidence,
-    notes). Raises experiments.LabFailed when the lab fails."""
+    notes). Raises experiments.LabFailed when the lab fails. MULTIPLES: what the
+    lab requires its sizes to be multiples of (experiments.size_multiples)."""
     start = time.time()
     notes = []
     ev = {"args": list(args), "extra": list(extra)}
-    ladder, rungs = ex.ladder_args(list(args))
-    log(f"counter-free: the lab at {rungs} sizes: {' '.join(ladder)}")
-    try:
-        ev["records"], _ = ex.run_lab(program, variant, ladder, extra)
-    except ex.LabFailed:
-        # A size the arguments leave at a default list (lab 17's --dim 64,128) does not zip with the
-        # ladder's lists. Run the size as given once, pin what varies among its records at the first
-        # record's value, and climb again with the pins on every run.
-        pins = ex.varying_sizes(ex.run_lab(program, variant, list(args), extra)[0])
-        if rungs == 1 or not pins:
-            raise
-        extra = list(extra) + pins
-        ev["extra"] = extra
-        log(f"counter-free: sizes pinned at the first record's: {' '.join(pins)}")
-        ev["records"], _ = ex.run_lab(program, variant, ladder, extra)
+    ev["records"], extra = climb(program, variant, args, extra, multiples, log)
+    ev["extra"] = list(extra)
     pts = ex.points(ev["records"])
     if not pts:
         raise ex.LabFailed(3, f"{program} wrote no timed record of {variant}")
