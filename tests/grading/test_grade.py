@@ -50,6 +50,15 @@ class Config(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
+    def test_benchmark_args_may_not_name_the_graders_flags(self):
+        for bad in ('["--seed", "1"]', '["--largest"]', '["--json=x"]', '"--inputs positive_v"', '[""]'):
+            with self.assertRaises(GradeError) as e:
+                load_config(self.write(f"[labs.04_reduction]\nbenchmark_args = {bad}\n"), self.labs)
+            self.assertIn("benchmark_args", str(e.exception))
+        cfg = load_config(self.write('[labs.04_reduction]\nbenchmark_args = ["--inputs", "uniform"]\n'), self.labs)
+        self.assertEqual(cfg["04_reduction"]["benchmark_args"], ["--inputs", "uniform"])
+        self.assertEqual(cfg["05_matmul"]["benchmark_args"], [])
+
     def test_course_config_covers_every_lab(self):
         config = load_config(ROOT / "tools" / "grading.toml", self.labs)
         self.assertEqual(list(config), self.labs)
@@ -783,6 +792,18 @@ class EndToEnd(unittest.TestCase):
         tests = self.results()
         self.assertIn("a CUDA error", tests["04_reduction: correctness"]["output"])
         self.assertIn("did not finish in 2 s", tests["05_matmul: correctness"]["output"])
+
+    def test_benchmark_args_reach_the_benchmark_run_only(self):
+        # benchmark_args: the inputs the timed runs must be right on (the flash labs' V of one sign).
+        config = Path(self.tmp.name) / "bench.toml"
+        config.write_text((FIXTURES / "grading.toml").read_text().replace(
+            "[labs.04_reduction]\n", '[labs.04_reduction]\nbenchmark_args = ["--inputs", "uniform"]\n'))
+        rc, out = self.grade("--labs", "04", config=config)
+        commands = [line for line in (self.out / "logs" / "04_reduction.txt").read_text().splitlines()
+                    if line.startswith("$ ")]
+        bench = [c for c in commands if "--largest" in c]
+        self.assertTrue(bench and all("--inputs uniform" in c for c in bench), commands)
+        self.assertFalse([c for c in commands if "--largest" not in c and "--inputs uniform" in c], commands)
 
     def test_expect_zero_correctness(self):
         rc, out = self.grade("--labs", "04", "--expect-zero-correctness", mode="04_reduction=recheck")

@@ -21,7 +21,10 @@ from . import draws
 ROOT = Path(__file__).resolve().parent.parent.parent
 METRICS = ("auto", "vs_baseline", "pct_of_ceiling")
 SETTINGS = {"correctness", "performance", "variant", "metric", "threshold", "runs", "timeout_s",
-            "student_files", "sanitize_args", "exercise_variants", "draw", "host_link"}
+            "student_files", "sanitize_args", "exercise_variants", "draw", "host_link", "benchmark_args"}
+# Flags the grader itself gives a lab program: benchmark_args may not name them.
+GRADER_FLAGS = {"--seed", "--json", "--evidence", "--judge", "--largest", "--variant", "--quick", "--check-only",
+                "--list", "--help"}
 SANITIZERS = ("memcheck", "racecheck", "synccheck", "initcheck")
 NOT_RUN = "not run: no GPU"  # --build-only: a lab that built, its GPU steps not run
 
@@ -75,7 +78,7 @@ def load_config(path, labs):
         raise GradeError(f"{path}: {e}") from None
     defaults = {"correctness": 6, "performance": 4, "variant": "best", "metric": "auto",
                 "threshold": 0.5, "runs": {}, "timeout_s": 600, "student_files": [], "sanitize_args": [],
-                "exercise_variants": [], "draw": {}, "host_link": False}
+                "exercise_variants": [], "draw": {}, "host_link": False, "benchmark_args": []}
     # [bridge]: tools/gradescope (the GPU host's limits).
     unknown_top = set(raw) - {"defaults", "labs", "bridge"}
     if unknown_top:
@@ -120,6 +123,10 @@ def check_settings(path, where, table):
             bad = "must be a list of distinct variant names (as --list prints them), e.g. [\"shared\", \"warp_shuffle\"]"
         elif key == "host_link" and not isinstance(value, bool):
             bad = "must be true or false"
+        elif key == "benchmark_args" and not (isinstance(value, list) and all(
+                isinstance(a, str) and a and a.split("=")[0] not in GRADER_FLAGS for a in value)):
+            bad = (f"must be one argument list of the lab's own flags (not {', '.join(sorted(GRADER_FLAGS))}: the "
+                   "grader gives those), e.g. [\"--inputs\", \"positive_v\"]")
         elif key == "sanitize_args" and not (isinstance(value, list) and all(isinstance(a, str) for a in value)):
             bad = "must be one argument list, e.g. [\"--size\", \"100003\"]"
         elif key == "runs" and (where == "defaults" or not isinstance(value, dict) or not all(
