@@ -131,6 +131,10 @@ CheckResult check_close(std::span<const float> got, std::span<const float> expec
   return observed_compare(got, expected, tol);
 }
 
+CheckResult compare_close(std::span<const float> got, std::span<const double> expected, Tolerance tol) {
+  return compare(got, expected, tol);
+}
+
 CheckResult check_close_ieee(std::span<const float> got, std::span<const double> expected, Tolerance tol) {
   return observed_compare(got, expected, tol, /*specials=*/true);
 }

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <fstream>
 #include <new>
-#include <random>
 #include <stdexcept>
 
 #include "cudalabs/evidence.hpp"
@@ -278,9 +277,7 @@ void Recorder::after_timed_run(const Measurement& m, Record& r, int run) {
   // The draw comes from the operating system once the run has finished: not
   // from --seed, which a launcher can read as well as the harness can, and not
   // before the run, so nothing in the process holds it while the launcher runs.
-  static std::random_device entropy;
-  auto draw = [] { return (static_cast<std::uint64_t>(entropy()) << 32) ^ entropy(); };
-  if (checks_timed_run(draw(), timed_run_sample_, run)) check_timed_run(m, r, run);
+  if (checks_timed_run(seed_from_os(), timed_run_sample_, run)) check_timed_run(m, r, run);
   // The stream contract of the timed runs: a traced run between two timed
   // ones, which the launcher cannot tell from them (the same output, poisoned,
   // the same inputs, back to back). Always after the first timed run, then
@@ -288,7 +285,7 @@ void Recorder::after_timed_run(const Measurement& m, Record& r, int run) {
   // launcher that leaves work on a stream of its own in its timed runs (the
   // first traced run, step 1, was a proper one) has the events time part of
   // its work; here its work is seen to end after the stream it was given.
-  if (!checks_timed_run(draw(), 1, run) || !GpuWorkTrace::available()) return;
+  if (!checks_timed_run(seed_from_os(), 1, run) || !GpuWorkTrace::available()) return;
   cudaStream_t s = work_stream();
   if (m.poison) m.poison(s);
   if (m.reset) m.reset(s);

@@ -1,5 +1,8 @@
 #include "cudalabs/random.hpp"
 
+#include <mutex>
+#include <random>
+
 #include "cudalabs/reference.hpp"
 
 namespace cudalabs {
@@ -18,6 +21,13 @@ inline float unit_float(std::uint64_t seed, std::size_t i) {
 }  // namespace
 
 std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t stream) { return splitmix64(seed + 0x632BE59BD9B4E019ull * stream); }
+
+std::uint64_t seed_from_os() {
+  static std::random_device entropy;  // 32 bits a call
+  static std::mutex in_use;           // random_device's operator() is not safe to call from two threads at once
+  const std::lock_guard<std::mutex> lock(in_use);
+  return (static_cast<std::uint64_t>(entropy()) << 32) ^ entropy();
+}
 
 std::vector<float> random_floats(std::size_t n, std::uint64_t seed, float lo, float hi) {
   std::vector<float> v(n);

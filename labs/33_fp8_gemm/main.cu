@@ -29,8 +29,9 @@
 // The GEMM steps multiply inputs quantised on the CPU (fp8_reference.hpp), so
 // each step is checked on its own, whatever step 1 computes.
 //
-// Checks (rows of C: all of them while m·n·k <= 2^28, else 8 drawn from the
-// seed, the first and last included), each a bound per element:
+// Checks (rows of C: all of them while m·n·k <= 2^28, else 8, the first and
+// last included, the others drawn from the seed, or by a judge from the
+// operating system: checked_rows.hpp), each a bound per element:
 //   accumulation: against the CPU's double-precision product of the same
 //     quantised values (same codes, same scales), each element
 //     |C - ref| <= acc · Σ|products|, acc = 2^-6 for tensor-core accumulation
@@ -71,6 +72,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -78,13 +80,15 @@
 #include <vector>
 
 #include <cudalabs/blas.hpp>
+#include <cudalabs/evidence.hpp>
 #include <cudalabs/lab.hpp>
 #include <cudalabs/random.hpp>
 
 #include "fp8_format.hpp"
 #include "fp8_reference.hpp"
 #include "kernels.hpp"
-#include "matmul_lab.cuh"  // labs/shared/: the rows of C the CPU checks
+#include "checked_rows.hpp"  // labs/shared/: the rows of C the CPU checks
+#include "matmul_lab.cuh"     // labs/shared/: gather_rows, positions_in_c
 
 namespace {
 
@@ -130,7 +134,8 @@ std::vector<float> inputs_with_outliers(std::size_t count, std::uint64_t seed) {
 
 // |c - expected| <= bound per element of the checked rows, as a CheckResult:
 // both sides divided by the bound, compared with a tolerance of 1 (the error
-// column then reads as the fraction of the bound used).
+// column then reads as the fraction of the bound used). `c` is observed already
+// (observed_c).
 cudalabs::CheckResult within_bound(const std::vector<float>& c, int n, const std::vector<int>& rows,
                                    const std::vector<double>& expected, const std::vector<double>& bound,
                                    const std::string& what) {
@@ -141,10 +146,29 @@ cudalabs::CheckResult within_bound(const std::vector<float>& c, int n, const std
     got[i] = static_cast<float>(static_cast<double>(got[i]) / b);
     want[i] = expected[i] / b;
   }
-  cudalabs::CheckResult r = cudalabs::check_close(got, want, {.abs = 1.0, .rel = 0.0});
+  cudalabs::CheckResult r = cudalabs::compare_close(got, want, {.abs = 1.0, .rel = 0.0});
   if (!r.passed) r.note = what;
   matmul_detail::positions_in_c(r, rows, n);
   return r;
+}
+
+// The C a check compares, observed whole (cudalabs/evidence.hpp): the graded
+// program leaves all of it, and its judge compares the rows it drew after that
+// program had exited (checked_rows.hpp, rows_seed), which no kernel could know.
+// At 8192² that is 256 MiB a check: one file for the runs on one set of inputs
+// whose outputs are the same bytes (a hard link for each of the others), one
+// more for the fresh inputs. Where nothing is compared here, `done` holds the
+// check's result: a judge without the graded program's C fails, and a graded
+// program compares nothing itself (its verdict is the judge's).
+std::vector<float> observed_c(const cudalabs::DeviceBuffer<float>& d_c, std::size_t compared,
+                              std::optional<cudalabs::CheckResult>& done) {
+  std::string missing;
+  std::vector<float> c = d_c.download_observed(missing);
+  if (!missing.empty())
+    done = cudalabs::missing_output(compared, missing);
+  else if (cudalabs::evidence::mode() == cudalabs::evidence::Mode::record)
+    done = cudalabs::recorded_for_judge(compared);
+  return c;
 }
 
 // ||c - expected|| / ||expected|| over the checked rows.
@@ -262,16 +286,29 @@ void run_fp8_lab(cudalabs::Session& s) {
       d_a.upload(a), d_b.upload(b), d_a16.upload(a16), d_b16.upload(b16);
       a_tensor.upload(qa_tensor), b_tensor.upload(qb_tensor), a_rows.upload(qa_rows), b_blocks.upload(qb_blocks);
       if (lt_block_wanted) lt_b_scales.upload(fp8_ref::cublaslt_128x128(qb_blocks.scales, n, k));
-      // All rows while m·n·k <= 2^28 (the reference's eight sums per product: about a second), else 8.
-      rows = matmul_detail::rows_to_check(m, n, k, cudalabs::mix_seed(seed, 3), 268435456.0, 8);
+      // All rows while m·n·k <= 2^28 (the reference's eight sums per product: about a second), else 8,
+      // which a judge draws (rows_seed): nothing else compares C.
+      rows = matmul_detail::rows_to_check(m, n, k, matmul_detail::rows_seed(seed), 268435456.0, 8);
       ref = fp8_ref::product_rows({a, b, qa_tensor, qb_tensor, qa_rows, qb_blocks, m, n, k}, rows);
     };
     make_inputs(s.seed());
 
+    // A failure names the rows it compared, so that it can be reproduced.
+    const std::string drawn_by = cudalabs::evidence::mode() == cudalabs::evidence::Mode::judge
+                                     ? "drawn by the judge from the operating system"
+                                     : "drawn from the seed";
+    auto naming_rows = [&](cudalabs::CheckResult r) {
+      if (!r.passed && rows.size() < static_cast<std::size_t>(m))
+        r.note += "; the rows of C compared (" + drawn_by + ", first and last included): " + matmul_detail::rows_text(rows);
+      return r;
+    };
+
     // The two checks of a GEMM's C (main's header): accumulation against the
     // quantised product, quantisation against the FP32 one.
     auto check_gemm = [&](bool blocks, Accumulation acc) {
-      const std::vector<float> c = d_c.download();
+      std::optional<cudalabs::CheckResult> done;
+      const std::vector<float> c = observed_c(d_c, ref.exact.size(), done);
+      if (done) return *done;
       const std::vector<double>& quantised = blocks ? ref.block : ref.per_tensor;
       const std::vector<double>& magnitude = blocks ? ref.abs_block : ref.abs_per_tensor;
       const std::vector<double>& rounding = blocks ? ref.rounding_block : ref.rounding_per_tensor;
@@ -289,12 +326,15 @@ void run_fp8_lab(cudalabs::Session& s) {
         r.note = "C against the CPU's product of the same quantised values: relative L2 error " + sci(l2) +
                  " over the checked rows, more than the accumulation allows (" + sci(acc.matrix_l2) + ")";
       }
-      return r;
+      return naming_rows(std::move(r));
     };
     auto check_bf16 = [&] {
+      std::optional<cudalabs::CheckResult> done;
+      const std::vector<float> c = observed_c(d_c, ref.exact.size(), done);
+      if (done) return *done;
       std::vector<double> bound(ref.abs_exact.size());
       for (std::size_t i = 0; i < bound.size(); ++i) bound[i] = bf16_bound * ref.abs_exact[i];
-      return within_bound(d_c.download(), n, rows, ref.exact, bound, "C against the FP32 product (BF16 bound)");
+      return naming_rows(within_bound(c, n, rows, ref.exact, bound, "C against the FP32 product (BF16 bound)"));
     };
     auto note_error = [&](const std::string& variant, bool blocks) {
       const std::vector<float> c = d_c.download();
@@ -462,7 +502,8 @@ void run_fp8_lab(cudalabs::Session& s) {
     }
     if (rows.size() < static_cast<std::size_t>(m))
       s.note(cudalabs::to_string(point) + ": C checked on " + std::to_string(rows.size()) + " of " + std::to_string(m) +
-             " rows (drawn from the seed, first and last included)");
+             " rows (" + drawn_by + " for each set of inputs, first and last included; the last: " +
+             matmul_detail::rows_text(rows) + ")");
   }
   for (const auto& line : skipped) s.note(line);
 }

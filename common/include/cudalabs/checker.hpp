@@ -54,6 +54,13 @@ CheckResult missing_output(std::size_t count, const std::string& why);
 CheckResult check_close(std::span<const float> got, std::span<const double> expected, Tolerance tol);
 CheckResult check_close(std::span<const float> got, std::span<const float> expected, Tolerance tol);
 
+// check_close's comparison alone, of an output already observed in full
+// (observe_in_place, DeviceBuffer::download_observed): compares `got` as it
+// is, in any mode, and observes nothing. For a check that compares a part of
+// its output chosen where it runs (lab 33: the rows of C its judge draws, from
+// the whole C the graded program left).
+CheckResult compare_close(std::span<const float> got, std::span<const double> expected, Tolerance tol);
+
 // check_close for outputs whose reference may itself be ±Inf or NaN: inputs
 // beyond the finite range where the lab's contract defines the result (a sum
 // with +Inf is +Inf, NaN propagates through c = a + b). Where the reference is

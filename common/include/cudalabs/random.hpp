@@ -19,4 +19,10 @@ std::vector<float> random_small_ints(std::size_t n, std::uint64_t seed, int lo =
 // A distinct stream for each buffer of one run: mix(seed, 1), mix(seed, 2), ...
 std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t stream);
 
+// 64 bits from the operating system (std::random_device), a new draw at each
+// call: for what nothing in the process may know before it is drawn, --seed
+// included (a launcher reads the command line as well as the harness does):
+// which timed runs the harness checks, which rows of C a judge compares.
+std::uint64_t seed_from_os();
+
 }  // namespace cudalabs
