@@ -19,6 +19,12 @@ inline float unit_float(std::uint64_t seed, std::size_t i) {
 
 std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t stream) { return splitmix64(seed + 0x632BE59BD9B4E019ull * stream); }
 
+// A stream of its own (the tag), then the run's index as a 64-bit two's
+// complement: negative warm-up indices do not meet the timed runs'.
+std::uint64_t timed_run_seed(std::uint64_t seed, int run) {
+  return mix_seed(mix_seed(seed, 0x71AED5EEDull), static_cast<std::uint64_t>(static_cast<std::int64_t>(run)));
+}
+
 std::vector<float> random_floats(std::size_t n, std::uint64_t seed, float lo, float hi) {
   std::vector<float> v(n);
   ref::parallel_for(n, [&](std::size_t b, std::size_t e) {

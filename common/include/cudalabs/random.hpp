@@ -19,4 +19,9 @@ std::vector<float> random_small_ints(std::size_t n, std::uint64_t seed, int lo =
 // A distinct stream for each buffer of one run: mix(seed, 1), mix(seed, 2), ...
 std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t stream);
 
+// The seed of run `run` of a timing whose inputs come from `seed`
+// (Measurement::timed_runs: warm-up runs are negative, timed runs 0, 1, ...):
+// a seed of its own for every run, which a judge can derive again.
+std::uint64_t timed_run_seed(std::uint64_t seed, int run);
+
 }  // namespace cudalabs
