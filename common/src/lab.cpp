@@ -288,10 +288,12 @@ const Record& Recorder::measure(const Measurement& m) {
 }
 
 void Recorder::after_timed_run(const Measurement& m, Record& r, int run) {
+  // The lab's own reading of the run's output first, before a check or a
+  // traced run can touch it.
+  if (m.timed_runs.after) m.timed_runs.after(run);
   // The draw comes from the operating system once the run has finished: not
   // from --seed, which a launcher can read as well as the harness can, and not
   // before the run, so nothing in the process holds it while the launcher runs.
-  if (m.timed_runs.after) m.timed_runs.after(run);
   static std::random_device entropy;
   auto draw = [] { return (static_cast<std::uint64_t>(entropy()) << 32) ^ entropy(); };
   if (checks_timed_run(draw(), timed_run_sample_, run)) check_timed_run(m, r, run);
