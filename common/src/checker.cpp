@@ -204,6 +204,49 @@ std::string CheckResult::summary() const {
   return s;
 }
 
+double chi_square_tail(double x, int dof) {
+  if (dof < 1 || std::isnan(x)) return NAN;
+  if (x <= 0) return 1;
+  // Q(a, y) with a = dof / 2, y = x / 2 (Numerical Recipes' gammq): the series
+  // of P below y = a + 1, where it converges fast and Q = 1 - P is not small;
+  // Lentz's continued fraction for Q above, where the tails this is asked for
+  // lie (y = 1.72 a at dof 127).
+  const double a = 0.5 * dof, y = 0.5 * x;
+  const double front = std::exp(a * std::log(y) - y - std::lgamma(a));
+  constexpr double tiny = 1e-300, eps = 1e-15;
+  if (y < a + 1) {
+    double term = 1 / a, sum = term;
+    for (int i = 1; i < 100000 && std::fabs(term) > eps * std::fabs(sum); ++i) sum += term *= y / (a + i);
+    return 1 - sum * front;
+  }
+  double b = y + 1 - a, c = 1 / tiny, d = 1 / b, h = d;
+  for (int i = 1; i < 100000; ++i) {
+    const double an = -i * (i - a);
+    b += 2;
+    d = an * d + b;
+    d = std::fabs(d) < tiny ? tiny : d;
+    c = b + an / c;
+    c = std::fabs(c) < tiny ? tiny : c;
+    d = 1 / d;
+    const double step = d * c;
+    h *= step;
+    if (std::fabs(step - 1) < eps) break;
+  }
+  return front * h;
+}
+
+double variance_ratio_bound(int dof, double false_failures) {
+  // The tail falls from 1/2 near ratio 1 (the mean); bisect on the ratio
+  // between 1 and a ratio whose tail is below the rate asked for.
+  double lo = 1, hi = 2;
+  while (chi_square_tail(hi * dof, dof) > false_failures) hi *= 2;
+  for (int i = 0; i < 200 && hi - lo > 1e-13 * hi; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (chi_square_tail(mid * dof, dof) > false_failures ? lo : hi) = mid;
+  }
+  return hi;
+}
+
 Tolerance sum_tolerance(std::int64_t terms, double magnitude) {
   return {64.0 * eps32 * std::sqrt(static_cast<double>(std::max<std::int64_t>(terms, 1))) * magnitude, 1e-6};
 }

@@ -68,9 +68,11 @@ const Record& Recorder::add(Record r) {
   return records_.back();
 }
 
-CheckResult Recorder::scoped_check(const Measurement& m, const char* step) {
+CheckResult Recorder::scoped_check(const Measurement& m, const char* step) { return scoped_check(m, step, m.check); }
+
+CheckResult Recorder::scoped_check(const Measurement& m, const char* step, const std::function<CheckResult()>& check) {
   evidence::Scope scope(m.variant, to_string(m.size), step);
-  CheckResult c = m.check();
+  CheckResult c = check();
   // A judge's verdict must rest on the graded program's outputs: a check that
   // compared none of them judged nothing, and passes nothing.
   if (judging() && scope.observations() == 0)
@@ -139,6 +141,8 @@ const Record& Recorder::measure(const Measurement& m) {
   const bool host = m.clock == Clock::host || m.expect == Expect::host;
   if (!host && !m.new_inputs)
     throw std::logic_error("variant " + m.variant + " has no new_inputs: every GPU variant must be re-checked on fresh inputs");
+  if (m.clock == Clock::host && (m.timed_runs.at_least > 0 || m.timed_runs.inputs || m.timed_runs.after))
+    throw std::logic_error("variant " + m.variant + " has timed_runs on the host clock: its timing has no runs to hook");
 
   r.judge = judging();
   r.library_baseline = is_baseline(m.variant);
@@ -212,6 +216,11 @@ const Record& Recorder::measure(const Measurement& m) {
       for (std::size_t i = 0; i < left; ++i) check_timed_run(m, r, -1);
     }
     r.after_timing = scoped_check(m, "timed");
+    // The lab's check over every timed run: in a judge, over the graded
+    // program's outputs of its timed runs, as many as it kept.
+    CheckResult over_runs;
+    over_runs.passed = true;
+    if (m.timed_runs.check) over_runs = scoped_check(m, "timed-runs", m.timed_runs.check);
     if (!r.timed_work_problem.empty()) {
       r.failure = "GPU work of a run between the timed runs (traced, one of " + std::to_string(r.timed_runs_traced) +
                   "): the variant " + r.timed_work_problem + " — its timed runs were timed doing part of their work";
@@ -227,6 +236,10 @@ const Record& Recorder::measure(const Measurement& m) {
       ok = false;
     } else if (!r.after_timing.passed) {
       r.failure = "output of the timed runs: " + r.after_timing.summary();
+      ok = false;
+    } else if (!over_runs.passed) {
+      r.after_timing = both(r.after_timing, over_runs);
+      r.failure = "the timed runs' outputs together: " + over_runs.summary();
       ok = false;
     }
   }
@@ -274,6 +287,9 @@ const Record& Recorder::measure(const Measurement& m) {
 }
 
 void Recorder::after_timed_run(const Measurement& m, Record& r, int run) {
+  // The lab's own reading of the run's output first, before a check or a
+  // traced run can touch it.
+  if (m.timed_runs.after) m.timed_runs.after(run);
   // The draw comes from the operating system once the run has finished: not
   // from --seed, which a launcher can read as well as the harness can, and not
   // before the run, so nothing in the process holds it while the launcher runs.

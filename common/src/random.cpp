@@ -29,6 +29,12 @@ std::uint64_t seed_from_os() {
   return (static_cast<std::uint64_t>(entropy()) << 32) ^ entropy();
 }
 
+// A stream of its own (the tag), then the run's index as a 64-bit two's
+// complement: negative warm-up indices do not meet the timed runs'.
+std::uint64_t timed_run_seed(std::uint64_t seed, int run) {
+  return mix_seed(mix_seed(seed, 0x71AED5EEDull), static_cast<std::uint64_t>(static_cast<std::int64_t>(run)));
+}
+
 std::vector<float> random_floats(std::size_t n, std::uint64_t seed, float lo, float hi) {
   std::vector<float> v(n);
   ref::parallel_for(n, [&](std::size_t b, std::size_t e) {

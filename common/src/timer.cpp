@@ -75,6 +75,7 @@ TimingStats repeat_until_stable(const std::function<double()>& sample_ms, const 
     double ms = sample_ms();
     samples.push_back(ms);
     spent_ms += ms;
+    if (static_cast<int>(samples.size()) < cfg.required_runs) continue;
     if (precise_enough(samples, cfg)) { stop = StopReason::precision; break; }
     if (static_cast<int>(samples.size()) >= cfg.max_runs) { stop = StopReason::max_runs; break; }
     // The budget only cuts in once there are enough runs for a variance at all.
@@ -101,15 +102,17 @@ std::string unjoined_reason(double unjoined_ms, double median_ms) {
 TimingStats time_on_stream(cudaStream_t stream, const std::function<void(cudaStream_t)>& work,
                            const TimerConfig& cfg, const std::function<void(cudaStream_t)>& between_runs,
                            const std::function<void(cudaStream_t)>& poison,
-                           const std::function<void(int run)>& after_run) {
+                           const std::function<void(int run)>& after_run,
+                           const std::function<void(int run)>& inputs) {
   // Lines an earlier kernel marked persisting would stay in L2 across our runs.
   CUDALABS_CHECK(cudaCtxResetPersistingL2Cache());
-  auto before_run = [&] {
+  auto before_run = [&](int run) {
+    if (inputs) inputs(run);
     if (poison) poison(stream);
     if (between_runs) between_runs(stream);
   };
   for (int i = 0; i < cfg.warmup_runs; ++i) {
-    before_run();
+    before_run(i - cfg.warmup_runs);
     work(stream);
   }
   CUDALABS_CHECK(cudaStreamSynchronize(stream));
@@ -118,7 +121,7 @@ TimingStats time_on_stream(cudaStream_t stream, const std::function<void(cudaStr
   std::vector<double> unjoined;  // per run: how long the device stayed busy after `stop`
   TimingStats stats = repeat_until_stable(
       [&] {
-        before_run();
+        before_run(run);
         if (cfg.flush_l2) flush_l2(stream);
         start.record(stream);
         work(stream);

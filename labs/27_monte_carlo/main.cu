@@ -11,9 +11,10 @@
 // within k standard errors of the exact value (pi; the Black–Scholes price), the
 // standard error from the variance known in closed form. k is chosen so that a
 // correct kernel fails fewer than one check in a million (see allowed_errors).
-// That holds the estimate's mean, not its variance: a fused variant is also run
-// from 128 seeds, and its estimates may vary no more than those of n
-// independent samples do (see spread_seeds): drawing n / 4 samples and
+// That holds the estimate's mean, not its variance: a fused variant's timed
+// runs each draw from a seed of their own (with --check-only, 128 runs from
+// seeds of their own do), and their estimates may vary no more than those of n
+// independent samples do (see timed_spread): drawing n / 4 samples and
 // counting each 4 times fails there.
 // --biased adds pi_biased, whose threads all draw the same numbers: it must fail.
 //
@@ -199,22 +200,40 @@ cudalabs::CheckResult held_to_new_seed(cudalabs::CheckResult r, SeedWatch& watch
   return r;
 }
 
-// The spread over seeds. The check above holds one estimate to the exact value
-// within k of ITS standard error; it cannot see an estimator whose variance is
-// larger than n independent samples give. One that draws n / 4 samples and
-// scales its count by 4 has twice the standard error, so 6 of the true SE are 3
-// of its own: it fails in 0.3% of runs, at a quarter of the work. Samples reused
-// or correlated between threads do the same. So each fused variant is also run
-// from spread_seeds seeds (derived from its seed, so a judge's run, on the same
-// flags, asks for the same ones) at the size measured, and the variance s^2 of
-// its estimates is compared with sigma^2, that of the mean of n independent
-// draws (pi: 16 p (1 - p) / n; the option: the payoff's variance / n, both in
-// closed form). For normal estimates (S - 1) s^2 / sigma^2 is chi-square with
-// S - 1 = 127 degrees of freedom, and P(s^2 / sigma^2 > 1.72) = 8.3e-7: fewer
-// than 1e-6 false failures per check. A variance r times sigma^2 fails with
-// P(chi2_127 > 127 x 1.72 / r): 12% at r = 1.5, 87% at r = 2, and at r = 4 (a
-// quarter of the samples) all but 2.4e-9 of the time. A variance below sigma^2
-// passes: antithetic paths (exercise 4) give one, and are no shortcut.
+// The spread. The check above holds one estimate to the exact value within k
+// of ITS standard error; it cannot see an estimator whose variance is larger
+// than n independent samples give. One that draws n / 4 samples and scales its
+// count by 4 has twice the standard error, so 6 of the true SE are 3 of its
+// own: it fails in 0.3% of runs, at a quarter of the work. Samples reused or
+// correlated between threads do the same. So the variance s^2 of many
+// estimates of a fused variant, each from a seed of its own, at the size
+// measured, is compared with sigma^2, that of the mean of n independent draws
+// (pi: 16 p (1 - p) / n; the option: the payoff's variance / n, both in closed
+// form). For S normal estimates (S - 1) s^2 / sigma^2 is chi-square with S - 1
+// degrees of freedom; at S = 128, P(s^2 / sigma^2 > 1.72) = 8.3e-7: fewer than
+// 1e-6 false failures per check. For S estimates the bound is recomputed at the
+// same rate (variance_ratio_bound: 1.48 at S = 256). A variance r times sigma^2
+// fails with P(chi2_127 > 127 x 1.72 / r) at S = 128: 12% at r = 1.5, 87% at
+// r = 2, and at r = 4 (a quarter of the samples) all but 2.4e-9 of the time.
+// A variance below sigma^2 passes: antithetic paths (exercise 4) give one, and
+// are no shortcut.
+//
+// Which estimates. A check on runs of its own holds only what a launcher does
+// in them, and a launcher can tell them from the timed runs (their seeds, the
+// count of its calls). So where the variant is timed, the estimates are those
+// of its timed runs themselves: every run the timer makes, warm-up ones too,
+// from a seed of its own (cudalabs::timed_run_seed of the measured seed and the
+// run's index, set before the run's poison, outside the events), each timed
+// run's estimate read back after its stop event, at least timed_spread_runs of
+// them whatever the timer's budget (Measurement::timed_runs). Whatever the
+// launcher does in its timed runs is what the spread holds: a quarter of the
+// samples on a share f of them makes r = 1 + 3f (f = 1/3 saves a quarter of the
+// time and fails 87% of gradings at 128 runs). With --check-only nothing is
+// timed, and the variant is run from spread_seeds seeds of its own instead
+// (mix_seed(its seed, 1 .. 128)), in its first check: the grader's correctness
+// runs are all --check-only, at sizes and option parameters the benchmark
+// never times. Either way the estimates are observed, and a judge computes the
+// spread from the graded program's.
 //
 // The estimates are near normal only where the mean of n draws has a small
 // excess kurtosis, kappa / n for kappa that of one draw: the variance of s^2
@@ -225,11 +244,17 @@ cudalabs::CheckResult held_to_new_seed(cudalabs::CheckResult r, SeedWatch& watch
 // that pays on one path in 2200 (S0 100, K 200: kappa = 12809) from 1.3e7
 // paths; sigma = 1 over 5 years (kappa = 5e8) at no size the lab allows.
 // It runs at the size measured, not at a smaller one: a kernel may cut its
-// samples at the benchmark's sizes only. Its cost is 128 more runs, once per
-// size: 128 x 1.9 ms for pi_fused at 2^30 samples on an H200
-// (results/h200/grade-submission-60094bc).
+// samples at the benchmark's sizes only. Its cost: 128 runs per size, one
+// (2^30 samples: 128 x 1.9 ms for pi_fused on an H200,
+// results/h200/grade-submission-60094bc), the timed runs where they are the
+// estimates, which the timer would otherwise stop at 10 runs of that size.
 inline constexpr int spread_seeds = 128;
-inline constexpr double spread_high = 1.72;
+inline constexpr int timed_spread_runs = 128;
+inline constexpr double spread_high_128 = 1.72;
+
+// The false failures the bound allows: P(chi2_127 > 127 x 1.72) = 8.3e-7,
+// whatever the number of estimates.
+double spread_false_failures() { return cudalabs::chi_square_tail(127 * spread_high_128, 127); }
 
 // Whether the spread of n-draw estimates may be held to the chi-square: one
 // draw has a variance and its kurtosis is small next to n (above).
@@ -238,25 +263,74 @@ bool spread_checked_at(std::int64_t n, double variance, double excess_kurtosis) 
          static_cast<double>(n) >= 1000 * std::max(1.0, std::fabs(excess_kurtosis));
 }
 
-// One fused variant's spread check at one size: made in its first check only.
+// One fused variant's spread check at one size.
 struct SpreadCheck {
   bool applies = false;
   double variance = 0;  // of one estimate: sigma^2 / n
+  double exact = 0;     // what is estimated: pi, the Black-Scholes price
   bool done = false;
   double ratio = -1;    // s^2 / variance, once made
-  double seconds = 0;   // the runs' wall time: what the check adds to a run
+  double bound = 0;     // the ratio allowed for this many estimates
+  int estimates = 0;
+  bool timed = false;   // over the timed runs, or over seeds of its own (--check-only)
+  double seconds = 0;   // the seeds' runs' wall time: what the check adds to a run
 };
 
-// `check` of a fused variant, and in its first call the spread check:
-// `estimate_from(seed)` runs the variant once from `seed` (its launcher as
-// measured: the same n, grid, output and stream) and returns its estimate.
+// The spread of `estimates` (already observed), and their mean: of S
+// estimates of n draws each, the mean is one of S n draws, held within
+// normal_k of its standard error (the spread only applies where n alone is
+// near normal, so S n is).
+cudalabs::CheckResult hold_spread(const std::string& variant, std::int64_t n, std::span<const double> estimates,
+                                  SpreadCheck& spread) {
+  const auto count = static_cast<int>(estimates.size());
+  const char* of = spread.timed ? "timed runs (a seed of its own each)" : "seeds";
+  cudalabs::CheckResult c;
+  c.count = estimates.size();
+  char note[640];
+  if (count < (spread.timed ? timed_spread_runs : spread_seeds)) {
+    std::snprintf(note, sizeof note, "%s: the estimates of %d %s, where the spread needs %d", variant.c_str(), count, of,
+                  spread.timed ? timed_spread_runs : spread_seeds);
+    c.note = note;
+    return c;
+  }
+  double mean = 0, squares = 0;
+  for (double e : estimates) mean += e / count;
+  for (double e : estimates) squares += (e - mean) * (e - mean);
+  spread.estimates = count;
+  spread.ratio = squares / (count - 1) / spread.variance;
+  spread.bound = cudalabs::variance_ratio_bound(count - 1, spread_false_failures());
+  const double mean_se = std::sqrt(spread.variance / count);
+  const bool spread_ok = spread.ratio <= spread.bound;  // NaN fails
+  const bool mean_ok = std::fabs(mean - spread.exact) <= normal_k * mean_se;
+  c.passed = spread_ok && mean_ok;
+  if (!spread_ok)
+    std::snprintf(note, sizeof note,
+                  "%s: the estimates of %d %s vary %.3gx as much as those of n = %lld independent samples "
+                  "(variance %.3g against %.3g); at most %.3fx allowed (chi-square, %d degrees of freedom: fewer "
+                  "than 1e-6 false failures) — fewer samples drawn than counted, or samples reused or correlated?",
+                  variant.c_str(), count, of, spread.ratio, static_cast<long long>(n), squares / (count - 1),
+                  spread.variance, spread.bound, count - 1);
+  else if (!mean_ok)
+    std::snprintf(note, sizeof note,
+                  "%s: the mean %.9g of the estimates of %d %s is %.3g of its standard errors (%.3g) from the "
+                  "exact %.9g; %g allowed",
+                  variant.c_str(), mean, count, of, std::fabs(mean - spread.exact) / mean_se, mean_se, spread.exact,
+                  normal_k);
+  if (!c.passed) c.note = note;
+  return c;
+}
+
+// `check` of a fused variant, and with --check-only, in its first call, the
+// spread over seeds of its own: `estimate_from(seed)` runs the variant once
+// from `seed` (its launcher as measured: the same n, grid, output and stream)
+// and returns its estimate.
 std::function<cudalabs::CheckResult()> with_spread(std::function<cudalabs::CheckResult()> check, SpreadCheck& spread,
                                                    const std::string& variant, std::int64_t n,
                                                    const std::uint64_t& seed,
                                                    std::function<double(std::uint64_t)> estimate_from) {
   return [check = std::move(check), &spread, variant, n, &seed, estimate_from = std::move(estimate_from)] {
     cudalabs::CheckResult r = check();
-    if (!spread.applies || spread.done) return r;
+    if (!spread.applies || spread.timed || spread.done) return r;
     spread.done = true;
     std::vector<double> estimates(spread_seeds);
     const std::uint64_t from = seed;
@@ -266,25 +340,30 @@ std::function<cudalabs::CheckResult()> with_spread(std::function<cudalabs::Check
     // The estimates compared, observed for a judge (cudalabs/evidence.hpp).
     if (std::string missing = cudalabs::observe_in_place(std::span(estimates)); !missing.empty())
       return cudalabs::both(r, cudalabs::missing_output(spread_seeds, missing));
-    double mean = 0, squares = 0;
-    for (double e : estimates) mean += e / spread_seeds;
-    for (double e : estimates) squares += (e - mean) * (e - mean);
-    spread.ratio = squares / (spread_seeds - 1) / spread.variance;
-    cudalabs::CheckResult c;
-    c.count = spread_seeds;
-    c.passed = spread.ratio <= spread_high;  // NaN fails
-    if (!c.passed) {
-      char note[512];
-      std::snprintf(note, sizeof note,
-                    "%s: the estimates of %d seeds vary %.3gx as much as those of n = %lld independent samples "
-                    "(variance %.3g against %.3g); at most %.2fx allowed (chi-square, %d degrees of freedom: fewer "
-                    "than 1e-6 false failures) — fewer samples drawn than counted, or samples reused or correlated?",
-                    variant.c_str(), spread_seeds, spread.ratio, static_cast<long long>(n),
-                    squares / (spread_seeds - 1), spread.variance, spread_high, spread_seeds - 1);
-      c.note = note;
-    }
-    return cudalabs::both(r, c);
+    return cudalabs::both(r, hold_spread(variant, n, estimates, spread));
   };
+}
+
+// The spread over the timed runs (where the variant is timed): every run from
+// timed_run_seed(measured, run) in `seed`, each timed run's estimate
+// (`estimate()`, the accumulator read back) kept; after timing, their spread.
+// A judge times nothing: it takes the graded program's estimates, as many as
+// it kept.
+cudalabs::Measurement::TimedRuns timed_spread(std::uint64_t& seed, SpreadCheck& spread, std::vector<double>& kept,
+                                              const std::string& variant, std::int64_t n,
+                                              std::function<double()> estimate) {
+  cudalabs::Measurement::TimedRuns t;
+  if (!spread.applies || !spread.timed) return t;
+  const std::uint64_t measured = seed;
+  t.at_least = timed_spread_runs;
+  t.inputs = [&seed, measured](int run) { seed = cudalabs::timed_run_seed(measured, run); };
+  t.after = [&kept, estimate = std::move(estimate)](int) { kept.push_back(estimate()); };
+  t.check = [&kept, &spread, variant, n] {
+    if (std::string missing = cudalabs::observe_vector(kept); !missing.empty())
+      return cudalabs::missing_output(kept.size(), missing);
+    return hold_spread(variant, n, kept, spread);
+  };
+  return t;
 }
 
 // with_spread's estimate_from: `run` (the variant's launcher as measured) once
@@ -310,12 +389,18 @@ std::function<double(std::uint64_t)> run_from_seed(std::uint64_t& seed, cudalabs
 void note_spread(cudalabs::Session& s, const cudalabs::Point& size, const std::string& variant,
                  const SpreadCheck& spread) {
   if (spread.ratio < 0) return;
-  char line[256];
-  std::snprintf(line, sizeof line,
-                "%s %s: the estimates of %d seeds vary %.3fx as much as n independent samples' (at most %.2fx "
-                "allowed; %d runs, %.3f s)",
-                cudalabs::to_string(size).c_str(), variant.c_str(), spread_seeds, spread.ratio, spread_high,
-                spread_seeds, spread.seconds);
+  char line[320];
+  if (spread.timed)
+    std::snprintf(line, sizeof line,
+                  "%s %s: the estimates of its %d timed runs (a seed of its own each) vary %.3fx as much as n "
+                  "independent samples' (at most %.3fx allowed)",
+                  cudalabs::to_string(size).c_str(), variant.c_str(), spread.estimates, spread.ratio, spread.bound);
+  else
+    std::snprintf(line, sizeof line,
+                  "%s %s: the estimates of %d seeds vary %.3fx as much as n independent samples' (at most %.3fx "
+                  "allowed; %d runs, %.3f s)",
+                  cudalabs::to_string(size).c_str(), variant.c_str(), spread.estimates, spread.ratio, spread.bound,
+                  spread.estimates, spread.seconds);
   s.note(line);
 }
 
@@ -661,12 +746,18 @@ void measure_pi(cudalabs::Session& s, std::int64_t n, HostGenerator& generator, 
     SpreadCheck spread;
     spread.applies = spread_checked_at(n, 1, pi_draw_excess_kurtosis());
     spread.variance = standard_error * standard_error;
-    auto estimate_from = run_from_seed(seed, hits, run, s.stream(), [n](const std::vector<unsigned long long>& got) {
+    spread.exact = std::numbers::pi;
+    spread.timed = !s.options().check_only;
+    auto estimate_of = [n](const std::vector<unsigned long long>& got) {
       return 4.0 * static_cast<double>(got[0]) / static_cast<double>(n);
-    });
+    };
+    auto estimate_from = run_from_seed(seed, hits, run, s.stream(), estimate_of);
+    std::vector<double> timed_estimates;
     cudalabs::Measurement m = estimator_measurement(
         "pi_fused", size, hits, with_spread(check("pi_fused"), spread, "pi_fused", n, seed, estimate_from), run,
         [&](std::uint64_t fresh) { seed = cudalabs::mix_seed(fresh, 1); });
+    m.timed_runs = timed_spread(seed, spread, timed_estimates, "pi_fused", n,
+                                [&] { return estimate_of(hits.download()); });
     // Declared work, a lower bound that the plausibility gate holds the time
     // to: at least x·x + y·y (a multiply and an FMA, 3 FLOPs) per sample, not
     // counting the Philox rounds that make x and y. Those are integer work (10
@@ -678,7 +769,7 @@ void measure_pi(cudalabs::Session& s, std::int64_t n, HostGenerator& generator, 
     // only takes performance points, only in timed runs at sizes where Philox
     // dominates (not at 2^24, where half the time is setting up states), and the
     // count is not a bound on a GPU with a full-rate integer path. The spread
-    // check (spread_seeds) fails a quarter of the samples as a wrong answer.
+    // check (timed_spread) fails a quarter of the samples as a wrong answer.
     m.work = {.flops = 3.0 * static_cast<double>(n)};
     m.resources = fused;
     m.extra["blocks"] = blocks;
@@ -761,9 +852,13 @@ void measure_option(cudalabs::Session& s, std::int64_t n, const CallOption& opti
     SpreadCheck spread;
     spread.applies = spread_checked_at(n, exact.variance, exact.excess_kurtosis);
     spread.variance = standard_error * standard_error;
-    auto estimate_from = run_from_seed(seed, sums, run, s.stream(), [n, &option](const std::vector<double>& got) {
+    spread.exact = exact.mean;
+    spread.timed = !s.options().check_only;
+    auto estimate_of = [n, &option](const std::vector<double>& got) {
       return option.discount() * got[0] / static_cast<double>(n);
-    });
+    };
+    auto estimate_from = run_from_seed(seed, sums, run, s.stream(), estimate_of);
+    std::vector<double> timed_estimates;
     cudalabs::Measurement m = estimator_measurement(
         "option_fused", size, sums, with_spread(check("option_fused"), spread, "option_fused", n, seed, estimate_from),
         run,
@@ -771,6 +866,8 @@ void measure_option(cudalabs::Session& s, std::int64_t n, const CallOption& opti
           ++draws;
           seed = cudalabs::mix_seed(fresh, 2);
         });
+    m.timed_runs = timed_spread(seed, spread, timed_estimates, "option_fused", n,
+                                [&] { return estimate_of(sums.download()); });
     // Declared work, a lower bound for the plausibility gate: at least
     // drift + vol·z (an FMA), S0·exp(.) and the payoff's subtraction, 4 FLOPs
     // per path, not counting the normal draw and the exp itself.
@@ -801,8 +898,9 @@ int main(int argc, char** argv) {
                "random numbers into device memory and a kernel reading them (4 bytes per number through DRAM twice),\n"
                "and cuRAND's device API with a Philox state per thread, the numbers used as they are made. Each\n"
                "estimate is checked against the exact value (pi; Black-Scholes) within k standard errors, k chosen\n"
-               "for fewer than 1e-6 false failures per check, and each fused variant's estimates from 128 seeds may\n"
-               "vary no more than n independent samples' do. --biased adds an estimator that must fail.",
+               "for fewer than 1e-6 false failures per check, and the estimates of each fused variant's timed runs\n"
+               "(128 at least, a seed of its own each; with --check-only, 128 runs from seeds of their own) may vary\n"
+               "no more than n independent samples' do. --biased adds an estimator that must fail.",
       .sizes = {{.name = "samples", .help = "pi: points drawn", .full = full, .quick = quick, .max = most},
                 {.name = "paths", .help = "option: simulated paths", .full = full, .quick = quick, .max = most}},
       .variants = {{"pi_host_api", "curandGenerateUniform (2 per sample) into DRAM, then a counting kernel", true},

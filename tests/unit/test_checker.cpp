@@ -229,3 +229,32 @@ TEST(CheckExact, LargeOutputsAreComparedInParallelWithTheSameVerdict) {
   ASSERT_EQ(b.first_bad.size(), 1u);
   EXPECT_EQ(b.first_bad[0].index, n - 1);
 }
+
+// The chi-square bound of lab 27's spread check, against mpmath (40 digits):
+//   import mpmath as mp; mp.mp.dps = 40
+//   sf = lambda x, k: mp.gammainc(mp.mpf(k) / 2, mp.mpf(x) / 2, mp.inf, regularized=True)
+//   p = sf(127 * mp.mpf('1.72'), 127)                                  # 8.338580976e-7
+//   bound = lambda k: mp.findroot(lambda x: sf(x, k) - p, k + 5 * mp.sqrt(2 * k)) / k
+TEST(ChiSquare, TailMatchesClosedFormsAndMpmath) {
+  // Two degrees of freedom: P(chi2_2 > x) = exp(-x / 2) exactly.
+  for (double x : {0.1, 1.0, 7.0, 40.0}) EXPECT_NEAR(chi_square_tail(x, 2) / std::exp(-x / 2), 1.0, 1e-12) << x;
+  // One: P(chi2_1 > x) = erfc(sqrt(x / 2)), on both sides of the series/fraction switch.
+  for (double x : {0.5, 3.0, 30.0}) EXPECT_NEAR(chi_square_tail(x, 1) / std::erfc(std::sqrt(x / 2)), 1.0, 1e-10) << x;
+  EXPECT_NEAR(chi_square_tail(127 * 1.72, 127) / 8.338580976e-7, 1.0, 1e-8);
+  EXPECT_NEAR(chi_square_tail(127, 127), 0.483310681453, 1e-10);  // at the mean: a little under half above it
+  EXPECT_EQ(chi_square_tail(0, 127), 1.0);
+  EXPECT_TRUE(std::isnan(chi_square_tail(NAN, 127)));
+}
+
+TEST(ChiSquare, VarianceBoundAtTheSameFalseFailureRateForEveryNumberOfEstimates) {
+  const double p = chi_square_tail(127 * 1.72, 127);
+  EXPECT_NEAR(variance_ratio_bound(127, p), 1.72, 1e-9);
+  // From mpmath (above): dof -> bound.
+  const std::pair<int, double> known[] = {{128, 1.71670582696}, {150, 1.65354600058}, {199, 1.55565320461},
+                                          {255, 1.48293047957}, {511, 1.32878567803}, {999, 1.22914886997},
+                                          {9999, 1.06921339253}};
+  for (const auto& [dof, bound] : known) EXPECT_NEAR(variance_ratio_bound(dof, p), bound, 1e-9) << dof;
+  // More estimates, a tighter bound: the spread of a quarter of the samples
+  // (4x) fails further below it.
+  EXPECT_LT(variance_ratio_bound(255, p), variance_ratio_bound(127, p));
+}

@@ -6,7 +6,10 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
+#include <random>
+#include <span>
 #include <filesystem>
 #include <functional>
 #include <set>
@@ -253,4 +256,134 @@ TEST_F(TimedRuns, TwoTimingsOfOneVariantAndSizeAreJudgedEachOnItsOwnChecks) {
   EXPECT_EQ(j1.timed_runs_checked, g1.timed_runs_checked);
   EXPECT_FALSE(j2.passed);
   EXPECT_EQ(j2.timed_runs_checked, g2.timed_runs_checked);
+}
+
+TEST(TimedRunSeed, EveryRunHasASeedOfItsOwn) {
+  // Warm-up runs (negative) and timed runs, the spread seeds lab 27 draws in a
+  // check-only run (mix_seed(seed, 1 .. 128)) and the seed itself: all distinct.
+  for (std::uint64_t seed : {0ull, 42ull, 0xFFFFFFFFFFFFFFFFull}) {
+    std::set<std::uint64_t> seen = {seed};
+    for (int run = -3; run < 10000; ++run) {
+      EXPECT_EQ(timed_run_seed(seed, run), timed_run_seed(seed, run));
+      seen.insert(timed_run_seed(seed, run));
+    }
+    for (std::uint64_t i = 1; i <= 128; ++i) seen.insert(mix_seed(seed, i));
+    EXPECT_EQ(seen.size(), 1u + 10003u + 128u);
+  }
+  EXPECT_NE(timed_run_seed(1, 0), timed_run_seed(2, 0));
+}
+
+namespace {
+
+// A random estimate from the run's seed, normal with standard deviation
+// `spread` (1: the right one) about 0: a stand-in for lab 27's, whose check
+// over the timed runs is the variance of their estimates against the chi-square.
+struct FakeEstimator {
+  std::uint64_t seed = 7;
+  double spread = 1;
+  double estimate = 0;
+  std::vector<double> kept;  // one per timed run
+  std::vector<int> inputs_seen;
+  Measurement measurement() {
+    Measurement m;
+    m.variant = "estimate";
+    m.size = {{"n", 1}};
+    m.expect = Expect::copies;
+    m.ceiling = CeilingKind::none;
+    m.run = [this](cudaStream_t) {
+      std::mt19937_64 bits(seed);
+      estimate = spread * std::normal_distribution<double>()(bits);
+    };
+    m.check = [this] {
+      std::vector<double> got = {estimate};
+      CheckResult c;
+      c.count = 1;
+      c.passed = observe_in_place(std::span(got)).empty() && std::isfinite(got[0]);  // one estimate: any value
+      return c;
+    };
+    m.new_inputs = [this](std::uint64_t fresh) { seed = fresh; };
+    m.timed_runs.at_least = 128;
+    m.timed_runs.inputs = [this](int run) {
+      inputs_seen.push_back(run);
+      seed = timed_run_seed(7, run);
+    };
+    m.timed_runs.after = [this](int) { kept.push_back(estimate); };
+    m.timed_runs.check = [this] {
+      CheckResult c;
+      c.count = kept.size();
+      if (std::string missing = observe_vector(kept); !missing.empty()) return missing_output(kept.size(), missing);
+      double mean = 0, squares = 0;
+      for (double e : kept) mean += e / static_cast<double>(kept.size());
+      for (double e : kept) squares += (e - mean) * (e - mean);
+      const int dof = static_cast<int>(kept.size()) - 1;
+      const double ratio = squares / dof;
+      c.passed = kept.size() >= 128 && ratio <= variance_ratio_bound(dof, 8.3e-7);
+      if (!c.passed) c.note = "vary " + std::to_string(ratio) + "x over " + std::to_string(kept.size()) + " runs";
+      return c;
+    };
+    return m;
+  }
+};
+
+// Timing as Session::time makes it: the inputs of every run, warm-up ones
+// first, and after_timed_run once each timed run is done.
+class FakeEstimatorRecorder : public Recorder {
+ public:
+  FakeEstimatorRecorder(const LabSpec& spec, Options o, int runs) : Recorder(spec, std::move(o), DeviceInfo{}), runs_(runs) {}
+
+ private:
+  int runs_;
+  cudaStream_t work_stream() const override { return nullptr; }
+  void synchronize() override {}
+  double copy_gbps() override { return 1; }
+  void time(const Measurement& m, Record& r) override {
+    std::vector<double> samples;
+    for (int run = -3; run < runs_; ++run) {
+      m.timed_runs.inputs(run);
+      m.run(nullptr);
+      if (run < 0) continue;
+      samples.push_back(1.0);
+      after_timed_run(m, r, run);
+    }
+    r.timing = summarize(samples);
+  }
+};
+
+}  // namespace
+
+TEST_F(TimedRuns, AJudgeHoldsTheLabsCheckOverEveryTimedRunOfTheGradedProgram) {
+  auto measure_estimator = [&](FakeEstimator& v, int runs, const std::string& evidence_dir, const std::string& judge_dir) {
+    Options o;
+    o.seed = 1;
+    o.evidence_dir = evidence_dir;
+    o.judge_dir = judge_dir;
+    FakeEstimatorRecorder rec(spec_, o, runs);
+    return rec.measure(v.measurement());
+  };
+  spec_.variants = {{.name = "estimate"}};
+  // Right: 128 estimates of variance 1, judged right, the judge taking all 128.
+  FakeEstimator fine;
+  const Record g = measure_estimator(fine, 128, dir_.string(), "");
+  ASSERT_TRUE(g.passed) << g.failure;
+  ASSERT_EQ(fine.kept.size(), 128u);
+  EXPECT_EQ(fine.inputs_seen.front(), -3);  // the warm-up runs have seeds of their own too
+  FakeEstimator judge;
+  const Record j = measure_estimator(judge, 0, "", dir_.string());
+  EXPECT_TRUE(j.passed) << j.failure;
+  EXPECT_EQ(judge.kept, fine.kept);  // the graded program's estimates, not the judge's (it ran none)
+
+  // Twice the standard deviation (a quarter of the samples), over 200 timed
+  // runs: every single estimate passes, the judge, whose own runs are right,
+  // fails the spread of the graded program's 200.
+  fs::remove_all(dir_);
+  FakeEstimator quarter;
+  quarter.spread = 2;
+  measure_estimator(quarter, 200, dir_.string(), "");
+  FakeEstimator judge2;
+  const Record j2 = measure_estimator(judge2, 0, "", dir_.string());
+  EXPECT_FALSE(j2.passed);
+  EXPECT_TRUE(j2.after_timing.note.find("vary ") != std::string::npos);
+  EXPECT_EQ(judge2.kept.size(), 200u);
+  EXPECT_NE(j2.failure.find("the timed runs' outputs together: vary "), std::string::npos) << j2.failure;
+  EXPECT_NE(j2.failure.find(" over 200 runs"), std::string::npos) << j2.failure;
 }

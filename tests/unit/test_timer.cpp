@@ -94,6 +94,28 @@ TEST(StoppingRule, NeverStopsBeforeMinRuns) {
   EXPECT_EQ(t.stop, StopReason::precision);
 }
 
+TEST(StoppingRule, RequiredRunsComeBeforeEveryStop) {
+  // A check over the timed runs' outputs needs its runs (lab 27: 128): the
+  // precision (zero variance from the 10th run), the run bound (50, as --quick
+  // sets it) and the budget (1 ms, spent at the first run) all wait for them.
+  TimerConfig cfg;
+  cfg.required_runs = 128;
+  EXPECT_EQ(repeat_until_stable([] { return 1.0; }, cfg).runs, 128);
+  cfg.max_runs = 50;
+  TimingStats t = repeat_until_stable([] { return 1.0; }, cfg);
+  EXPECT_EQ(t.runs, 128);
+  EXPECT_EQ(t.stop, StopReason::precision);
+  cfg.max_seconds = 1e-3;
+  int i = 0;
+  t = repeat_until_stable([&] { return (i++ % 2) ? 3.0 : 1.0; }, cfg);
+  EXPECT_EQ(t.runs, 128);
+  EXPECT_EQ(t.stop, StopReason::max_runs);
+  // Past them the rule is the usual one: precision at run 10 without them, at 128 with.
+  cfg = TimerConfig{};
+  cfg.required_runs = 0;
+  EXPECT_EQ(repeat_until_stable([] { return 1.0; }, cfg).runs, 10);
+}
+
 TEST(StoppingRule, PreciseEnoughMatchesTheDefinition) {
   TimerConfig cfg;
   cfg.min_runs = 2;

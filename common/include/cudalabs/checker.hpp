@@ -81,6 +81,17 @@ CheckResult check_bits(std::span<const float> got, std::span<const float> expect
 // when both pass; errors are the worse of the two.
 CheckResult both(CheckResult a, const CheckResult& b);
 
+// The spread of random estimates (lab 27). S estimates, each normal with
+// variance sigma^2, have a sample variance s^2 with (S - 1) s^2 / sigma^2
+// chi-square distributed with S - 1 degrees of freedom.
+// P(chi-square with `dof` degrees of freedom > x): the regularized upper
+// incomplete gamma Q(dof / 2, x / 2), to about 1e-12 relative.
+double chi_square_tail(double x, int dof);
+// The s^2 / sigma^2 that estimates of the right variance exceed with
+// probability `false_failures`, over `dof` = S - 1 degrees of freedom: the
+// chi-square's upper quantile divided by dof (1.72 for dof 127 at 8.3e-7).
+double variance_ratio_bound(int dof, double false_failures);
+
 // Tolerances that grow with the work, for float32 results against a double
 // reference, inputs of magnitude <= `magnitude` (eps = 2^-24 ≈ 6e-8):
 //

@@ -11,7 +11,8 @@
 //      poisoned output: checks_timed_run says which), then the output the
 //      timing left (a launcher that does less on some calls fails here), and
 //      tracing a run between some of them (one that leaves work running off
-//      its stream in runs it takes for timed ones fails here);
+//      its stream in runs it takes for timed ones fails here); then the lab's
+//      own check over every timed run, if it has one (Measurement::timed_runs);
 //   4. new input values from a fresh seed (Measurement::new_inputs), every
 //      DeviceBuffer moved to a new allocation (its old place poisoned), poison,
 //      run, check (an answer remembered from an earlier call, or anything kept
@@ -94,6 +95,18 @@ struct Measurement {
     int max_kernels = -1;
     int cooperative = -1;  // exactly this many cooperative launches
   } launches;
+  // A check over every timed run's output, for an output one run cannot be
+  // judged by (lab 27: an estimate's variance, seen only across many runs).
+  // All optional; each runs outside the timed events, on the events clock only.
+  struct TimedRuns {
+    int at_least = 0;                     // the timer makes at least this many timed runs, whatever its budget
+    std::function<void(int run)> inputs;  // before each run's poison: warm-up runs -warmup_runs .. -1, timed 0, 1, ...
+    std::function<void(int run)> after;   // once timed run `run` has finished, before the harness checks its output
+    // After timing, in a step of its own ("timed-runs"), in the graded program
+    // and in a judge alike: compares what `after` kept, observed (a judge
+    // times nothing: it takes the graded program's).
+    std::function<CheckResult()> check;
+  } timed_runs;
   Expect expect = Expect::kernels;
   Peak peak = Peak::fp32;  // which compute peak bounds its FLOP/s (DeviceInfo::peak_gflops)
   std::optional<KernelResources> resources;
@@ -143,7 +156,7 @@ class Recorder {
   // around it: the clocks), then wait for the device.
   virtual void time(const Measurement& m, Record& r) = 0;
   // For time(): called once timed run `run` (0, 1, ...) has finished, before
-  // the next run's poison. Checks the output of the runs checks_timed_run
+  // the next run's poison. Calls m.timed_runs.after first; checks the output of the runs checks_timed_run
   // chooses (into r.timed_run), and traces a run between some of them
   // (r.timed_runs_traced): only meaningful where every timed run starts from a
   // poisoned output, as a kernel variant's on the events clock does.
@@ -189,6 +202,7 @@ class Recorder {
   // m.check() with its outputs named by `step`; in a judge, a check that
   // compared none of the graded program's outputs fails.
   CheckResult scoped_check(const Measurement& m, const char* step);
+  CheckResult scoped_check(const Measurement& m, const char* step, const std::function<CheckResult()>& check);
   // --judge: the outputs compared are a graded program's (evidence.hpp).
   bool judging() const;
   // Sets r's comparison with its baseline, its ceiling and its plausibility.

@@ -25,4 +25,9 @@ std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t stream);
 // which timed runs the harness checks, which rows of C a judge compares.
 std::uint64_t seed_from_os();
 
+// The seed of run `run` of a timing whose inputs come from `seed`
+// (Measurement::timed_runs: warm-up runs are negative, timed runs 0, 1, ...):
+// a seed of its own for every run, which a judge can derive again.
+std::uint64_t timed_run_seed(std::uint64_t seed, int run);
+
 }  // namespace cudalabs

@@ -24,6 +24,10 @@ struct TimerConfig {
   double max_seconds = 2.0;     // per measurement, summed over timed runs
   double rel_precision = 0.02;  // stop when ci95 half-width <= 2% of the mean
   bool flush_l2 = false;        // overwrite L2 before every run (cold-cache timing)
+  // Runs made before any stop is considered, precision, max_runs and budget
+  // alike: a check over the timed runs' outputs needs that many (lab 27's
+  // spread of 128 estimates). 0: the rule above alone.
+  int required_runs = 0;
 };
 
 enum class StopReason { precision, max_runs, time_budget };
@@ -78,11 +82,16 @@ TimingStats repeat_until_stable(const std::function<double()>& sample_ms, const 
 // once that run has finished (its stop event waited for), before the next
 // run's poison: the harness checks the output of some of them there
 // (checks_timed_run), outside the events. Never after a warm-up run or a batch.
+// `inputs` (optional) is called before each run's poison, outside the events,
+// with the run's index: -warmup_runs .. -1 for the warm-up runs, then 0, 1, ...
+// for the timed ones; it gives a run inputs of its own (lab 27: a seed per run).
+// Never before a batch of the no-gap figure, which repeats the last inputs.
 TimingStats time_on_stream(cudaStream_t stream, const std::function<void(cudaStream_t)>& work,
                            const TimerConfig& cfg,
                            const std::function<void(cudaStream_t)>& between_runs = {},
                            const std::function<void(cudaStream_t)>& poison = {},
-                           const std::function<void(int run)>& after_run = {});
+                           const std::function<void(int run)>& after_run = {},
+                           const std::function<void(int run)>& inputs = {});
 
 // Whether the output of timed run `run` (0, 1, ... in order) is checked right
 // after it ran: every run that enters a reservoir sample of k runs (Vitter's

@@ -1,15 +1,18 @@
-// BROKEN ON PURPOSE: lab 27's pi_fused draws n / 4 samples and counts each one
-// inside 4 times (as mc_fewer_samples does) where n is a multiple of 4, but only
-// when its seed is the seed of the launcher's previous call: the timed runs (and
-// the warm-up and traced runs between them), which all use the measured seed.
-// Every call with a seed the launcher has not just seen draws all n samples: the
-// first checked run, the 128 runs of the spread check (each from its own seed,
-// derived from the measured one), the repeated run (its seed differs from the
-// spread's last) and the fresh-input run. So the spread over 128 seeds is that
-// of n independent samples, and only the timed runs' single estimate (one seed,
-// the same each run) stands for the quarter: within 6 standard errors of n
-// samples, 3 of its own, in 99.7% of gradings, about 4x faster.
-// NOT CAUGHT by the grader at the commit that adds it: see the README.
+// BROKEN ON PURPOSE for tests/grading: the grader must give lab 27's pi_fused
+// zero for CORRECTNESS. It draws n / 4 samples and counts each one inside 4
+// times (as mc_fewer_samples does) where n is a multiple of 4, except on the
+// runs the checks of runs of their own use, which it tells apart by their
+// seeds: the first seed it is given at an n (the first checked run and the
+// repeated run) and the 128 seeds a --check-only run's spread check derives
+// from it (mix_seed(seed, 1 .. 128), computed here as the harness does). Those
+// draw all n samples, so the spread over 128 seeds is that of n independent
+// samples. Every other run takes the quarter: the warm-up and timed runs, each
+// from a seed of its own, and the fresh-input run (one estimate, within 6
+// standard errors of n samples, 3 of its own, in 99.7% of runs). Caught by the
+// spread over the timed runs themselves: their estimates vary ~4x as much as n
+// independent samples' (graded with its benchmark, 2^24 and 2^30). Counting
+// calls instead of reading seeds would do no better: whatever the launcher
+// does in its timed runs is what that spread holds.
 #pragma once
 // Lab 27's kernels: random numbers made where they are used.
 //
@@ -106,13 +109,24 @@ inline unsigned pi_fused_blocks(std::int64_t n) { return cudalabs::resident_bloc
 inline void pi_fused(unsigned long long seed, std::int64_t n, unsigned blocks, unsigned long long* hits,
                      cudaStream_t stream) {
   // BEGIN SOLUTION pi_fused
-  // The seed of the previous call: the same one again is a timed run.
-  static bool called = false;
-  static unsigned long long last_seed = 0;
-  const bool again = called && seed == last_seed;
-  called = true;
-  last_seed = seed;
-  pi_fused_kernel<<<blocks, mc_block, 0, stream>>>(seed, n, hits, again);
+  // The runs of the checks of their own: the first seed at this n, and the
+  // spread's seeds derived from it (cudalabs::mix_seed, copied).
+  static std::int64_t last_n = -1;
+  static unsigned long long first_seed = 0;
+  if (n != last_n) {
+    last_n = n;
+    first_seed = seed;
+  }
+  auto splitmix64 = [](unsigned long long x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+  };
+  bool checked_alone = seed == first_seed;
+  for (unsigned long long i = 1; i <= 128 && !checked_alone; ++i)
+    checked_alone = seed == splitmix64(first_seed + 0x632BE59BD9B4E019ull * i);
+  pi_fused_kernel<<<blocks, mc_block, 0, stream>>>(seed, n, hits, !checked_alone);
   CUDALABS_CHECK_LAUNCH("pi_fused_kernel");
   // END SOLUTION
   // STUB: cudalabs::not_implemented("pi_fused", seed, n, blocks, hits, stream);
