@@ -1,10 +1,12 @@
 #include "cudalabs/lab.hpp"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <new>
 #include <stdexcept>
+#include <thread>
 
 #include "cudalabs/evidence.hpp"
 #include "cudalabs/monitor.hpp"
@@ -95,21 +97,31 @@ CheckResult Recorder::checked_run(const Measurement& m, GpuWork* work, const cha
 
 GpuWork Recorder::traced_run(const Measurement& m) {
   GpuWorkTrace trace;
-  // The stream contract (stream_contract.cu) holds a kernel variant's traced run.
+  // The stream contract (stream_contract.cu) holds a kernel variant's traced
+  // run on the legacy default stream: its work must end on the given stream.
   const bool contract = m.expect == Expect::kernels;
+  // A copy variant timed by events is held on the stream it is given: the
+  // events there time only the work that waited for it. (On the host clock a
+  // pageable cudaMemcpyAsync may wait out the hold, and lab 08's pageable_sync
+  // is on the legacy stream by design: not held.)
+  const bool held = (m.expect == Expect::copies || m.expect == Expect::kernels_and_copies) && m.clock == Clock::events;
   synchronize();
   // The trace starts first: enabling CUPTI's activity kinds waits for the
   // device to be idle, and would wait out a hold launched before it. The
-  // hold's own kernel is left out of the trace by its name.
+  // hold's own kernel is left out of the trace's counts by its name.
   trace.start();
-  if (contract) hold_default_stream();
+  if (contract) hold(cudaStreamLegacy);
+  if (held) {
+    trace.hold_on_given_stream();
+    hold(work_stream());
+  }
   try {
     m.run(work_stream());
   } catch (const NotImplemented&) {
     // A starter kit's stub launcher: end the trace here, or CUPTI stays on and
     // the next variant's trace counts this variant's neighbours' work.
     trace.stop_api();
-    if (contract) release_default_stream();
+    if (contract || held) release_hold();
     synchronize();
     trace.stop();
     throw;
@@ -118,11 +130,20 @@ GpuWork Recorder::traced_run(const Measurement& m) {
   if (contract) {
     trace.mark_end();
     mark_end_of_run();
-    release_default_stream();
+    release_hold();
+  }
+  if (held) {
+    // Work that did not wait for the stream starts microseconds after the
+    // launcher issued it; a millisecond more of hold after the launcher's
+    // return puts it a millisecond before the hold's end, 20x the 50 us to
+    // which CUPTI aligns two GPUs' clocks (trace.cpp).
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    release_hold();
   }
   synchronize();
   GpuWork work = trace.stop();
   work.copies_allowed = m.expect == Expect::kernels_and_copies;
+  work.copies_only = m.expect == Expect::copies;
   work.max_kernels = m.launches.max_kernels;
   work.expect_cooperative = m.launches.cooperative;
   return work;
@@ -154,8 +175,10 @@ const Record& Recorder::measure(const Measurement& m) {
   }
   // 1. First run, traced: right, and computed by the GPU. A judge runs the
   //    course's own kernels: only the graded program's trace says what its ran.
-  //    A copy lesson's round trip is traced too, for its kernel (host clock or not).
-  const bool traced = !judging() && ((m.expect == Expect::kernels && !host) || m.expect == Expect::kernels_and_copies);
+  //    A copy lesson's round trip is traced too, for its kernel (host clock or
+  //    not); a copy variant on the events clock, for the stream its copies waited for.
+  const bool traced = !judging() && (m.expect == Expect::kernels_and_copies ||
+                                     ((m.expect == Expect::kernels || m.expect == Expect::copies) && !host));
   bool ok = true;
   try {
     r.check = checked_run(m, traced ? &r.gpu_work : nullptr, "first");
@@ -169,9 +192,7 @@ const Record& Recorder::measure(const Measurement& m) {
   if (judging())
     r.gpu_work.not_traced_why = "a judge: the graded program's own record holds its trace";
   else if (!traced)
-    r.gpu_work.not_traced_why = m.expect == Expect::host ? "a CPU variant"
-                                : m.clock == Clock::host ? "timed on the host clock (Clock::host)"
-                                                         : "host<->device copies are this variant's lesson (Expect::copies)";
+    r.gpu_work.not_traced_why = m.expect == Expect::host ? "a CPU variant" : "timed on the host clock (Clock::host)";
   if (!ok) {
     // not implemented: nothing ran, nothing to judge
   } else if (const std::string problem = r.gpu_work.problem(); !problem.empty()) {

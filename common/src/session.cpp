@@ -76,16 +76,16 @@ std::string Session::move_buffers() {
   return buffers::move_all();
 }
 
-void Session::hold_default_stream() {
+void Session::hold(cudaStream_t stream) {
   if (!contract_) contract_ = std::make_unique<StreamContract>();
-  contract_->hold();
+  contract_->hold(stream);
 }
 
 void Session::mark_end_of_run() {
   if (contract_) contract_->mark_and_wait(stream());
 }
 
-void Session::release_default_stream() {
+void Session::release_hold() {
   if (contract_) contract_->release();
 }
 

@@ -8,6 +8,12 @@
 // before the harness's marker on the given stream has run, and the trace sees
 // it end after the marker. Work on a non-blocking stream of the launcher's own
 // shows too whenever it outlasts the launcher's return.
+//
+// A copy variant timed by events (Recorder::traced_run) is held the other way
+// round: the same kernel keeps the stream it is given busy until the launcher
+// has returned, so that its copies, on that stream or forked from it with an
+// event, start only once the hold has ended, and anything that did not wait
+// (stream 0, a stream of its own, a synchronous cudaMemcpy) starts before.
 #include "cudalabs/error.hpp"
 #include "cudalabs/stream_contract.hpp"
 
@@ -16,8 +22,9 @@ namespace cudalabs {
 namespace {
 
 // Spins until the host releases it, at most `max_ns` (so a launcher that waits
-// for the whole device inside the traced run loses half a second, not forever).
-__global__ void cudalabs_hold_default_stream(const volatile int* release, unsigned long long max_ns) {
+// for the whole device, or for the held stream, inside the traced run loses
+// half a second, not forever). GpuWorkTrace knows it by its name.
+__global__ void cudalabs_hold_stream(const volatile int* release, unsigned long long max_ns) {
   unsigned long long start, now;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
   do {
@@ -43,12 +50,12 @@ StreamContract::~StreamContract() {
   cudaFree(marker_);
 }
 
-void StreamContract::hold() {
+void StreamContract::hold(cudaStream_t stream) {
   *release_ = 0;
   void* device_flag = nullptr;
   CUDALABS_CHECK(cudaHostGetDevicePointer(&device_flag, const_cast<int*>(release_), 0));
-  cudalabs_hold_default_stream<<<1, 1, 0, cudaStreamLegacy>>>(static_cast<const volatile int*>(device_flag), hold_max_ns);
-  CUDALABS_CHECK_LAUNCH("cudalabs_hold_default_stream");
+  cudalabs_hold_stream<<<1, 1, 0, stream>>>(static_cast<const volatile int*>(device_flag), hold_max_ns);
+  CUDALABS_CHECK_LAUNCH("cudalabs_hold_stream");
 }
 
 void StreamContract::mark_and_wait(cudaStream_t stream) {

@@ -27,7 +27,13 @@ namespace cudalabs {
 
 std::string GpuWork::problem() const {
   if (!traced) return "";
-  if (copies_allowed) return kernels == 0 ? "launched no kernel: the result was not computed on the GPU" : "";
+  if (copies_allowed && kernels == 0) return "launched no kernel: the result was not computed on the GPU";
+  if (early > 0)
+    return "did not wait for the stream it was given (" + early_what +
+           (early > 1 ? " and " + std::to_string(early - 1) + " more" : "") +
+           "): fork from it with an event (cudaEventRecord on the given stream, cudaStreamWaitEvent on yours), or "
+           "use cudaMemcpyAsync on it";
+  if (copies_allowed || copies_only) return "";
   if (copies_to_host > 0 && copies_to_device > 0)
     return "copied data to the host (" + std::to_string(copies_to_host) + " copies) and back (" +
            std::to_string(copies_to_device) + ") during its run: the answer must be computed on the GPU";
@@ -81,6 +87,24 @@ std::string GpuWork::summary() const {
   if (copies_to_device + copies_to_host == 0) return s + ", no host copies";
   return s + ", " + std::to_string(copies_to_device) + " copies to the device, " + std::to_string(copies_to_host) +
          " to the host";
+}
+
+// Work on another GPU than the one it is compared with is timed by that GPU's
+// clock, which CUPTI maps onto one timeline only to within microseconds: work
+// ordered properly after the other GPU's can seem to overlap it a little.
+// Work not ordered at all overlaps it by a whole kernel or copy, or by the
+// hold's millisecond (Recorder::traced_run), far longer.
+constexpr std::uint64_t other_gpu_clock_slack_ns = 50'000;
+
+void judge_waited_for_given_stream(GpuWork& w, const TracedWork& hold, const std::vector<TracedWork>& run) {
+  w.given_stream_held = true;
+  for (const TracedWork& a : run) {
+    const std::uint64_t slack = a.device == hold.device ? 0 : other_gpu_clock_slack_ns;
+    if (a.start + slack >= hold.end) continue;
+    if (w.early++ == 0)
+      w.early_what = a.what + (a.device == hold.device ? "" : " on GPU " + std::to_string(a.device)) + ", started " +
+                     std::to_string((hold.end - a.start) / 1000) + " us before the stream's earlier work had finished";
+  }
 }
 
 #if CUDALABS_HAVE_CUPTI
@@ -151,6 +175,10 @@ struct Activity {
   std::uint32_t device = 0;
 };
 std::vector<Activity> g_activities;
+// The harness's hold kernel (stream_contract.cu), the one ending last, and
+// whether it held the stream the run was given.
+TracedWork g_hold;
+bool g_hold_seen = false, g_hold_on_given_stream = false;
 bool g_marker_armed = false;
 std::uint32_t g_marker_correlation = 0;
 
@@ -188,9 +216,13 @@ void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, s
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
         case CUPTI_ACTIVITY_KIND_KERNEL: {
           const auto* k = reinterpret_cast<const KernelPrefix*>(record);
-          // The harness's own hold on the default stream (stream_contract.cu) is
-          // traced too: it is not the run's work.
-          if (k->name && std::strstr(k->name, "cudalabs_hold_default_stream")) break;
+          // The harness's own hold (stream_contract.cu) is traced too: it is not
+          // the run's work, but its end is when the given stream's work may start.
+          if (k->name && std::strstr(k->name, "cudalabs_hold_stream")) {
+            if (!g_hold_seen || k->end > g_hold.end) g_hold = {"the hold", k->start, k->end, k->device};
+            g_hold_seen = true;
+            break;
+          }
           ++g_work.kernels;
           g_work.note_launch(k->name, static_cast<long long>(k->grid[0]) * k->grid[1] * k->grid[2],
                              k->block[0] * k->block[1] * k->block[2]);
@@ -285,12 +317,6 @@ const Cupti& cupti() {
 constexpr CUpti_ActivityKind traced_kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
                                                CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME};
 
-// Work on another GPU than the marker's is timed by that GPU's clock, which
-// CUPTI maps onto one timeline only to within microseconds: work joined
-// properly can seem to end a little after the marker started. Work left
-// unjoined runs on for a whole kernel or copy after it, far longer.
-constexpr std::uint64_t other_gpu_clock_slack_ns = 50'000;
-
 // The stream contract: everything the run issued ended before the marker on
 // its stream started. Called with g_mutex held, after the last flush.
 void judge_stream_contract(GpuWork& w) {
@@ -323,6 +349,7 @@ void GpuWorkTrace::start() {
     g_work = GpuWork{};
     g_api_until = g_marker_after = ~0ull;
     g_activities.clear();
+    g_hold_seen = g_hold_on_given_stream = false;
     g_marker_armed = false;
     g_marker_correlation = 0;
   }
@@ -353,6 +380,12 @@ void GpuWorkTrace::mark_end() {
   g_marker_after = now;
 }
 
+void GpuWorkTrace::hold_on_given_stream() {
+  if (!active_) return;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_hold_on_given_stream = true;
+}
+
 GpuWork GpuWorkTrace::stop() {
   std::string why;
   if (!active_) {
@@ -367,6 +400,12 @@ GpuWork GpuWorkTrace::stop() {
   GpuWork w = g_work;
   w.traced = true;
   judge_stream_contract(w);
+  if (g_hold_on_given_stream && g_hold_seen) {
+    std::vector<TracedWork> run;
+    run.reserve(g_activities.size());
+    for (const auto& a : g_activities) run.push_back({a.what, a.start, a.end, a.device});
+    judge_waited_for_given_stream(w, g_hold, run);
+  }
   g_activities.clear();
   g_marker_armed = false;
   return w;
@@ -381,6 +420,7 @@ bool GpuWorkTrace::available(std::string* why_not) {
 void GpuWorkTrace::start() {}
 void GpuWorkTrace::stop_api() {}
 void GpuWorkTrace::mark_end() {}
+void GpuWorkTrace::hold_on_given_stream() {}
 GpuWork GpuWorkTrace::stop() {
   GpuWork w;
   available(&w.not_traced_why);

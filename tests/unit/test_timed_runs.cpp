@@ -87,7 +87,7 @@ struct FakeVariant {
     m.variant = "add";
     m.size = {{"n", 8}};
     m.work = {.bytes = 96};
-    m.expect = Expect::copies;  // nothing to trace here
+    m.expect = Expect::copies;  // no kernel asked for: the stand-in launches nothing
     m.ceiling = CeilingKind::none;
     m.run = [](cudaStream_t) {};
     m.check = [this] { return check_close(std::span<const float>(out), std::span<const double>(expected), {1e-6, 0}); };

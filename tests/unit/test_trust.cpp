@@ -121,3 +121,140 @@ TEST(GpuWorkRule, DeclaredLaunchesAreHeld) {
   w.max_kernels = w.expect_cooperative = -1;  // nothing declared: any launches
   EXPECT_EQ(w.problem(), "");
 }
+
+// A copy variant timed by events on its stream: its work must wait for that
+// stream (trace.cpp, judge_waited_for_given_stream). The harness's hold kernel
+// on the stream ended at 2 ms; what the run issued is judged by its start.
+TEST(GpuWorkRule, CopiesStartAfterTheStreamTheyWereGiven) {
+  const TracedWork hold{"the hold", 1'000'000, 2'000'000, 0};
+  GpuWork waited;
+  waited.traced = true;
+  waited.copies_only = true;
+  // On the stream, or forked from it: from the hold's end on, on its GPU or,
+  // within CUPTI's 50 us between two GPUs' clocks, on another.
+  judge_waited_for_given_stream(waited, hold,
+                                {{"a copy of 4096 bytes", 2'000'000, 2'400'000, 0},
+                                 {"a copy of 4096 bytes", 2'400'000, 2'800'000, 0},
+                                 {"a copy of 4096 bytes", 1'970'000, 2'300'000, 1}});
+  EXPECT_TRUE(waited.given_stream_held);
+  EXPECT_EQ(waited.early, 0);
+  EXPECT_EQ(waited.problem(), "");
+
+  // On stream 0 or a stream of the launcher's own: under way while the
+  // stream's earlier work (the hold) still ran.
+  GpuWork raced = waited;
+  raced.early = 0;
+  judge_waited_for_given_stream(raced, hold,
+                                {{"a copy of 4096 bytes", 1'001'000, 1'400'000, 0},
+                                 {"a memset of 4 bytes", 1'999'999, 2'000'100, 0},
+                                 {"a copy of 4096 bytes", 2'000'000, 2'400'000, 0}});
+  EXPECT_EQ(raced.early, 2);
+  EXPECT_EQ(raced.early_what, "a copy of 4096 bytes, started 999 us before the stream's earlier work had finished");
+  const std::string p = raced.problem();
+  EXPECT_NE(p.find("did not wait for the stream it was given (a copy of 4096 bytes, started 999 us before the stream's "
+                   "earlier work had finished and 1 more): fork from it with an event"),
+            std::string::npos)
+      << p;
+
+  // Another GPU's work that started a millisecond early is no clock skew.
+  GpuWork other = waited;
+  judge_waited_for_given_stream(other, hold, {{"a copy of 4096 bytes", 1'000'000, 1'500'000, 3}});
+  EXPECT_EQ(other.early, 1);
+  EXPECT_NE(other.early_what.find("a copy of 4096 bytes on GPU 3, started 1000 us before"), std::string::npos)
+      << other.early_what;
+}
+
+// Copies are the work of Expect::copies: no kernel is asked for, and copies
+// both ways are its lesson. A round trip (Expect::kernels_and_copies) still
+// needs its kernel, whatever its copies waited for.
+TEST(GpuWorkRule, CopyVariantsAskForNoKernelARoundTripDoes) {
+  GpuWork copies;
+  copies.traced = true;
+  copies.copies_only = true;
+  copies.copies_to_device = 2;
+  copies.copies_to_host = 1;
+  copies.host_syncs = 1;
+  EXPECT_EQ(copies.problem(), "");
+  GpuWork round_trip;
+  round_trip.traced = true;
+  round_trip.copies_allowed = true;
+  round_trip.copies_to_device = 2;
+  round_trip.copies_to_host = 1;
+  round_trip.early = 1;
+  round_trip.early_what = "a copy of 4096 bytes";
+  EXPECT_NE(round_trip.problem().find("launched no kernel"), std::string::npos) << round_trip.problem();
+  round_trip.kernels = 1;
+  EXPECT_NE(round_trip.problem().find("did not wait for the stream it was given"), std::string::npos)
+      << round_trip.problem();
+  round_trip.early = 0;
+  EXPECT_EQ(round_trip.problem(), "");
+}
+
+namespace {
+
+// A Recorder that says which stream its traced run held, and whether the hold
+// was still on while the variant ran and off once it had returned.
+class HoldingRecorder : public Recorder {
+ public:
+  explicit HoldingRecorder(const LabSpec& spec) : Recorder(spec, check_only(), DeviceInfo{}) {}
+  std::vector<cudaStream_t> held;  // hold() calls, in order
+  bool holding = false;
+  std::vector<bool> holding_at_runs;  // per run of the variant: held while it ran
+
+ private:
+  static Options check_only() {
+    Options o;
+    o.check_only = true;
+    return o;
+  }
+  cudaStream_t work_stream() const override { return reinterpret_cast<cudaStream_t>(0x5eed); }
+  void time(const Measurement&, Record&) override {}
+  void synchronize() override {}
+  double copy_gbps() override { return 1; }
+  void hold(cudaStream_t s) override {
+    held.push_back(s);
+    holding = true;
+  }
+  void release_hold() override { holding = false; }
+};
+
+std::vector<cudaStream_t> streams_held(Expect expect, Clock clock, std::vector<bool>* holding_at_runs = nullptr) {
+  LabSpec spec;
+  spec.name = "00_fake";
+  spec.variants = {{.name = "copy"}};
+  HoldingRecorder rec(spec);
+  Measurement m;
+  m.variant = "copy";
+  m.size = {{"n", 1}};
+  m.expect = expect;
+  m.clock = clock;
+  m.ceiling = CeilingKind::none;
+  m.run = [&](cudaStream_t) { rec.holding_at_runs.push_back(rec.holding); };
+  m.check = [] {
+    CheckResult c;
+    c.passed = true;
+    c.count = 1;
+    return c;
+  };
+  m.new_inputs = [](std::uint64_t) {};
+  rec.measure(m);
+  EXPECT_FALSE(rec.holding) << "the hold was never released";
+  if (holding_at_runs) *holding_at_runs = rec.holding_at_runs;
+  return rec.held;
+}
+
+}  // namespace
+
+TEST(TracedRun, ACopyVariantOnTheEventsClockIsHeldOnTheStreamItIsGiven) {
+  const auto given = reinterpret_cast<cudaStream_t>(0x5eed);
+  for (Expect e : {Expect::copies, Expect::kernels_and_copies}) {
+    // The first, traced run, while it runs; not the repeated or the fresh run.
+    std::vector<bool> holding;
+    EXPECT_EQ(streams_held(e, Clock::events, &holding), std::vector<cudaStream_t>{given});
+    EXPECT_EQ(holding, (std::vector<bool>{true, false, false}));
+    // The host clock's pageable copies may wait out a hold: never held.
+    EXPECT_EQ(streams_held(e, Clock::host), std::vector<cudaStream_t>{});
+  }
+  // A kernel variant's stream contract holds the legacy default stream instead.
+  EXPECT_EQ(streams_held(Expect::kernels, Clock::events), std::vector<cudaStream_t>{cudaStreamLegacy});
+}

@@ -66,8 +66,10 @@ enum class Expect {
   kernels,             // at least one kernel, no copy between host and device, all of it
                        // on the stream it was given (or joined back to it): the default
   kernels_and_copies,  // a round trip of a copy lesson (labs 03, 05, 08, 23, 28): copies
-                       // are the lesson, but the answer must come from a kernel
-  copies,              // only copies are the work (an upload, a peer copy): not held to the rule
+                       // are the lesson, but the answer must come from a kernel; on the
+                       // events clock all of it waits for the stream it was given
+  copies,              // only copies are the work (an upload, a peer copy): no kernel asked for;
+                       // on the events clock, all of it must wait for the stream it was given
   host,                // CPU code (Clock::host): nothing to trace
 };
 
@@ -162,13 +164,14 @@ class Recorder {
   // poisoned output, as a kernel variant's on the events clock does.
   void after_timed_run(const Measurement& m, Record& r, int run);
   virtual void synchronize() = 0;  // wait for the whole device
-  // The stream contract around a traced run of Expect::kernels (stream_contract.cu):
-  // hold the legacy default stream; after the run, put the marker on the work
-  // stream and wait for it alone; release. A session without them (lab 19's
-  // driver API) traces without the contract.
-  virtual void hold_default_stream() {}
+  // The stream contract around a traced run (stream_contract.cu): hold a stream
+  // (Expect::kernels: the legacy default stream; a copy variant on the events
+  // clock: the work stream); after a kernel variant's run, put the marker on the
+  // work stream and wait for it alone; release. A session without them (lab
+  // 19's driver API) traces without the contract.
+  virtual void hold(cudaStream_t) {}
   virtual void mark_end_of_run() {}
-  virtual void release_default_stream() {}
+  virtual void release_hold() {}
   // Step 4's moves (memory.hpp, cudalabs::buffers): every DeviceBuffer to a new
   // place, then back. move_buffers() returns "" or why nothing moved.
   virtual std::string move_buffers() { return "this harness's buffers are not DeviceBuffers"; }
@@ -222,9 +225,9 @@ class Session : public Recorder {
  private:
   Stream stream_;
   std::unique_ptr<StreamContract> contract_;  // made at the first traced run
-  void hold_default_stream() override;
+  void hold(cudaStream_t stream) override;
   void mark_end_of_run() override;
-  void release_default_stream() override;
+  void release_hold() override;
   std::string move_buffers() override;
   void restore_buffers() override { buffers::restore_all(); }
   cudaStream_t work_stream() const override { return stream(); }

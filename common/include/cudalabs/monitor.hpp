@@ -39,9 +39,18 @@ struct GpuWork {
   bool end_marked = false;
   int unjoined = 0;
   std::string unjoined_what;  // the first of them, in words
+  // A copy variant's run on the events clock (GpuWorkTrace::hold_on_given_stream):
+  // the harness held the stream the run was given until the run had returned.
+  // Kernels, copies and memsets of the run that started before that hold ended
+  // did not wait for the stream: the events around it time none of them.
+  bool given_stream_held = false;
+  int early = 0;
+  std::string early_what;  // the first of them, in words
   // Host<->device copies are the lesson (Expect::kernels_and_copies): they and
   // the synchronisations they make are not held against the run.
   bool copies_allowed = false;
+  // Copies are the whole work (Expect::copies): no kernel is asked for.
+  bool copies_only = false;
   // Kernels launched cooperatively (cudaLaunchCooperativeKernel, or the
   // cooperative launch attribute): the trace's launch type.
   int cooperative = 0;
@@ -63,6 +72,20 @@ struct GpuWork {
   std::string summary() const;  // "2 kernels, no host copies" / "not traced: ..."
 };
 
+// One kernel, copy or memset that a trace saw, on CUPTI's clock (ns).
+struct TracedWork {
+  std::string what;  // "kernel foo", "a copy of 4096 bytes", "a memset of 4 bytes"
+  std::uint64_t start = 0, end = 0;
+  std::uint32_t device = 0;
+};
+
+// The rule of a run whose given stream was held (GpuWork::given_stream_held):
+// everything in `run` waited for that stream, so started after `hold` (the
+// harness's kernel on it) ended. Counts the rest into w.early and w.early_what.
+// Work on another GPU than the hold's is compared within the microseconds to
+// which CUPTI maps the two GPUs' clocks onto one.
+void judge_waited_for_given_stream(GpuWork& w, const TracedWork& hold, const std::vector<TracedWork>& run);
+
 // One trace at a time, per process. start() then stop() around a run that the
 // caller has synchronised before stop(); sync calls made after stop_api() are
 // not counted (the harness's own synchronisation).
@@ -79,6 +102,10 @@ class GpuWorkTrace {
   // stream that was never joined back. (The caller holds the legacy default
   // stream meanwhile, so work put there, or on a blocking stream, shows.)
   void mark_end();
+  // Before the run: the harness's hold kernel of this trace is on the stream the
+  // run is given, released once the run has returned; stop() then judges that
+  // the run's work waited for it (judge_waited_for_given_stream).
+  void hold_on_given_stream();
   GpuWork stop();   // after the run's work completed: flush and count
 
  private:

@@ -10,7 +10,7 @@ class StreamContract {
   ~StreamContract();
   StreamContract(const StreamContract&) = delete;
   StreamContract& operator=(const StreamContract&) = delete;
-  void hold();                             // the legacy default stream busy until release()
+  void hold(cudaStream_t stream);           // `stream` busy until release() (cudaStreamLegacy: stream 0)
   void mark_and_wait(cudaStream_t stream);  // the marker on `stream`, then wait for `stream` alone
   void release();
 
