@@ -164,6 +164,10 @@ std::string to_json(const Record& r, const DeviceInfo& dev) {
     work["host_syncs"] = r.gpu_work.host_syncs;
     work["end_marked"] = r.gpu_work.end_marked;  // the stream contract's marker was seen
     work["unjoined"] = r.gpu_work.unjoined;
+    // A copy variant on the events clock: its hold on the given stream was seen,
+    // and how much of the run started before the hold ended.
+    work["given_stream_held"] = r.gpu_work.given_stream_held;
+    work["early"] = r.gpu_work.early;
     // How big each kernel's launch was (the largest per kernel, at most 6 of
     // them): how many of the GPU's SMs a grid can keep busy.
     json launches = json::array();
