@@ -323,6 +323,13 @@ void Recorder::after_timed_run(const Measurement& m, Record& r, int run) {
   // first traced run, step 1, was a proper one) has the events time part of
   // its work; here its work is seen to end after the stream it was given.
   if (!checks_timed_run(seed_from_os(), 1, run) || !GpuWorkTrace::available()) return;
+  // A variant whose every run has inputs of its own (Measurement::timed_runs,
+  // lab 27's seed per run) is traced on the next timed run's inputs: on run
+  // `run`'s own, the traced run would be the one call that repeats the inputs
+  // of the call before it, which a launcher that keeps the last seed it was
+  // given tells from a timed run. The next timed run repeats them instead,
+  // once the trace is over.
+  if (m.timed_runs.inputs) m.timed_runs.inputs(run + 1);
   cudaStream_t s = work_stream();
   if (m.poison) m.poison(s);
   if (m.reset) m.reset(s);

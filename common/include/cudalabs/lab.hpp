@@ -103,6 +103,7 @@ struct Measurement {
   struct TimedRuns {
     int at_least = 0;                     // the timer makes at least this many timed runs, whatever its budget
     std::function<void(int run)> inputs;  // before each run's poison: warm-up runs -warmup_runs .. -1, timed 0, 1, ...
+                                          // (a traced run after timed run i: i + 1, as the next timed run)
     std::function<void(int run)> after;   // once timed run `run` has finished, before the harness checks its output
     // After timing, in a step of its own ("timed-runs"), in the graded program
     // and in a judge alike: compares what `after` kept, observed (a judge
