@@ -95,11 +95,16 @@ std::string GpuWork::summary() const {
 // Work not ordered at all overlaps it by a whole kernel or copy, or by the
 // hold's millisecond (Recorder::traced_run), far longer.
 constexpr std::uint64_t other_gpu_clock_slack_ns = 50'000;
+// On one GPU, a kernel's end and the next copy's start are stamped by
+// different engines (SMs, copy engines): work properly ordered after the hold
+// may seem to start a few microseconds before it ended. 10 us is 1% of the
+// hold's millisecond, by which work that did not wait starts early.
+constexpr std::uint64_t same_gpu_clock_slack_ns = 10'000;
 
 void judge_waited_for_given_stream(GpuWork& w, const TracedWork& hold, const std::vector<TracedWork>& run) {
   w.given_stream_held = true;
   for (const TracedWork& a : run) {
-    const std::uint64_t slack = a.device == hold.device ? 0 : other_gpu_clock_slack_ns;
+    const std::uint64_t slack = a.device == hold.device ? same_gpu_clock_slack_ns : other_gpu_clock_slack_ns;
     if (a.start + slack >= hold.end) continue;
     if (w.early++ == 0)
       w.early_what = a.what + (a.device == hold.device ? "" : " on GPU " + std::to_string(a.device)) + ", started " +

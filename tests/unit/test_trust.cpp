@@ -130,11 +130,11 @@ TEST(GpuWorkRule, CopiesStartAfterTheStreamTheyWereGiven) {
   GpuWork waited;
   waited.traced = true;
   waited.copies_only = true;
-  // On the stream, or forked from it: from the hold's end on, on its GPU or,
-  // within CUPTI's 50 us between two GPUs' clocks, on another.
+  // On the stream, or forked from it: from the hold's end on, within 10 us on
+  // its GPU (two engines' stamps) or within 50 us between two GPUs' clocks.
   judge_waited_for_given_stream(waited, hold,
                                 {{"a copy of 4096 bytes", 2'000'000, 2'400'000, 0},
-                                 {"a copy of 4096 bytes", 2'400'000, 2'800'000, 0},
+                                 {"a copy of 4096 bytes", 1'995'000, 2'800'000, 0},
                                  {"a copy of 4096 bytes", 1'970'000, 2'300'000, 1}});
   EXPECT_TRUE(waited.given_stream_held);
   EXPECT_EQ(waited.early, 0);
@@ -146,7 +146,7 @@ TEST(GpuWorkRule, CopiesStartAfterTheStreamTheyWereGiven) {
   raced.early = 0;
   judge_waited_for_given_stream(raced, hold,
                                 {{"a copy of 4096 bytes", 1'001'000, 1'400'000, 0},
-                                 {"a memset of 4 bytes", 1'999'999, 2'000'100, 0},
+                                 {"a memset of 4 bytes", 1'980'000, 2'000'100, 0},
                                  {"a copy of 4096 bytes", 2'000'000, 2'400'000, 0}});
   EXPECT_EQ(raced.early, 2);
   EXPECT_EQ(raced.early_what, "a copy of 4096 bytes, started 999 us before the stream's earlier work had finished");
