@@ -193,13 +193,11 @@ int main(int argc, char** argv) {
                  .default_value = "0",
                  .min = 0,
                  .max = 16},
-                inputs_flag("random: Q, K in [-2, 2), V in [-1, 1); large: Q, K times 8, scores at which exp\n"
-                            "                      overflows unless the running max is subtracted; positive_v: V in [0, 1), so\n"
-                            "                      the sums of P·V do not cancel and an FP16 accumulator's rounding shows")},
+                attention_inputs_flag()},
   };
   const auto usage = [](const cudalabs::Options& o) {
     check_dims(o, fp32_variants, mma_variants);
-    return input_kind(o, {"random", "large", "positive_v"}, "Masked keys: --causal.");
+    return attention_input_kind(o);
   };
   if (const int rc = precheck_usage(spec, argc, argv, usage); rc != 0) return rc;
 
@@ -324,8 +322,6 @@ int main(int argc, char** argv) {
     s.note("  (nxn_bytes_avoided in the JSON: " + std::to_string(avoided_mib) +
            " MiB at N = " + std::to_string(largest_seq) + ") and need no N×N scratch (lab 15: 8·N² bytes).");
     s.note("Tensor-core rows: check against the rounded inputs, |err| <= 2u·max|V| (u = 2^-11 FP16, 2^-8 BF16).");
-    if (large) s.note("--inputs large: Q, K times 8; every tolerance 6.3e-4 wider (flash_check.cuh).");
-    if (kind == InputKind::positive_v)
-      s.note("--inputs positive_v: V in [0, 1); the same tolerances, which an FP16 accumulator of P·V exceeds.");
+    note_attention_inputs(s, kind);
   });
 }

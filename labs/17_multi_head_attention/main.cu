@@ -155,7 +155,7 @@ void note_rate(cudalabs::Session& s, const cudalabs::Point& point, const std::st
 InputKind check_usage(const cudalabs::Options& o) {
   check_dims(o, fp32_variants, mma_variants);
   check_attention_elements(o, ", 7 tensors");
-  return input_kind(o, {"random", "large", "positive_v"}, "Masked keys: --causal.");
+  return attention_input_kind(o);
 }
 
 }  // namespace
@@ -190,10 +190,7 @@ int main(int argc, char** argv) {
       .flags = {{.name = "causal",
                  .help = "mask keys after the query; no baseline and no single-head comparison then",
                  .kind = cudalabs::ExtraFlag::Kind::toggle},
-                inputs_flag("random: Q, K in [-2, 2), V in [-1, 1); large: Q, K times 8, scores at which exp\n"
-                            "                      overflows unless the running max is subtracted; positive_v: V in [0, 1), so\n"
-                            "                      the sums of P·V do not cancel and an FP16 accumulator's rounding shows\n"
-                            "                      (as lab 16)")},
+                attention_inputs_flag()},
   };
   if (const int rc = precheck_usage(spec, argc, argv, check_usage); rc != 0) return rc;
 
@@ -456,8 +453,6 @@ int main(int argc, char** argv) {
         "GFLOP/s counts 4·seq²·dim per head (/1000 = TFLOPS). vs = speed-up over unfused_per_head. *_single_head rows");
     s.note("  run ONE head of seq' = seq·sqrt(batch·heads) (same FLOPs; seq' in the JSON as single_head_seq): the");
     s.note("  multi-head rows should match their per-FLOP rate.");
-    if (large) s.note("--inputs large: Q, K times 8; every tolerance 6.3e-4 wider (lab 16's flash_check.cuh).");
-    if (kind == InputKind::positive_v)
-      s.note("--inputs positive_v: V in [0, 1); the same tolerances, which an FP16 accumulator of P·V exceeds.");
+    note_attention_inputs(s, kind);
   });
 }

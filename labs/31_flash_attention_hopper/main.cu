@@ -102,7 +102,7 @@ InputKind check_usage(const cudalabs::Options& o) {
                                  "(wgmma tiles of 64 columns, lab 16's FA2 kernel likewise). Use --dim 64 or --dim 128.");
   }
   check_attention_elements(o, "");
-  return input_kind(o, {"random", "large", "positive_v"}, "Masked keys: --causal.");
+  return attention_input_kind(o);
 }
 
 // One precision's rows at one size: the inputs rounded to T once per draw
@@ -213,9 +213,7 @@ int main(int argc, char** argv) {
       .flags = {{.name = "causal",
                  .help = "mask keys after the query (decoder attention); FLOPs count the N(N+1)/2 pairs",
                  .kind = cudalabs::ExtraFlag::Kind::toggle},
-                inputs_flag("random: Q, K in [-2, 2), V in [-1, 1); large: Q, K times 8, scores at which exp\n"
-                            "                      overflows unless the running max is subtracted; positive_v: V in [0, 1), so\n"
-                            "                      the sums of P·V do not cancel and an FP16 accumulator's rounding shows")},
+                attention_inputs_flag()},
   };
   if (const int rc = precheck_usage(spec, argc, argv, [](const cudalabs::Options& o) { check_usage(o); }); rc != 0)
     return rc;
@@ -243,9 +241,6 @@ int main(int argc, char** argv) {
     s.note("GFLOP/s counts 4·N²·d per head (Q·Kᵀ and P·V; the softmax is not counted): /1000 = TFLOPS. vs =");
     s.note("  speed-up over fa2_fp16 (lab 16's flash2_fp16 kernel, FlashAttention-2 on mma.sync) at the same size.");
     s.note("Check against the rounded inputs in double, |err| <= 2u·max|V| (u = 2^-11 FP16, 2^-8 BF16).");
-    if (kind == InputKind::large)
-      s.note("--inputs large: Q, K times 8; every tolerance 6.3e-4 wider (flash_check.cuh).");
-    if (kind == InputKind::positive_v)
-      s.note("--inputs positive_v: V in [0, 1); the same tolerances, which an FP16 accumulator of P·V exceeds.");
+    note_attention_inputs(s, kind);
   });
 }

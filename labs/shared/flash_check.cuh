@@ -89,6 +89,22 @@ inline constexpr float large_qk_factor = 8.0f;
 // either way. The tolerances stay: u·max|V| bounds a correct kernel's error
 // for any V in [-1, 1].
 
+// The --inputs flag of the attention labs (16, 17, 31), the kinds they accept,
+// and the note a run on a kind other than random ends with.
+inline cudalabs::ExtraFlag attention_inputs_flag() {
+  return inputs_flag("random: Q, K in [-2, 2), V in [-1, 1); large: Q, K times 8, scores at which exp\n"
+                     "                      overflows unless the running max is subtracted; positive_v: V in [0, 1), so\n"
+                     "                      the sums of P·V do not cancel and an FP16 accumulator's rounding shows");
+}
+inline InputKind attention_input_kind(const cudalabs::Options& o) {
+  return input_kind(o, {"random", "large", "positive_v"}, "Masked keys: --causal.");
+}
+inline void note_attention_inputs(cudalabs::Session& s, InputKind kind) {
+  if (kind == InputKind::large) s.note("--inputs large: Q, K times 8; every tolerance 6.3e-4 wider (flash_check.cuh).");
+  if (kind == InputKind::positive_v)
+    s.note("--inputs positive_v: V in [0, 1); the same tolerances, which an FP16 accumulator of P·V exceeds.");
+}
+
 // Q, K, V of n elements each from buffers first, first + 1, first + 2 of a
 // seed: Q and K times large_qk_factor for `large`, V in [0, 1) for `positive_v`.
 struct HostInputs {
