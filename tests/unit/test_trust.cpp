@@ -2,6 +2,8 @@
 // device peaks it uses, what counts as GPU work, and the throttle rule.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cudalabs/lab.hpp>
 #include <cudalabs/monitor.hpp>
 
@@ -249,9 +251,13 @@ TEST(TracedRun, ACopyVariantOnTheEventsClockIsHeldOnTheStreamItIsGiven) {
   const auto given = reinterpret_cast<cudaStream_t>(0x5eed);
   for (Expect e : {Expect::copies, Expect::kernels_and_copies}) {
     // The first, traced run, while it runs; not the repeated or the fresh run.
+    // Where a GPU is traced, the trace sees that this fake variant did no GPU
+    // work and the measurement stops after its first run; elsewhere all three run.
     std::vector<bool> holding;
     EXPECT_EQ(streams_held(e, Clock::events, &holding), std::vector<cudaStream_t>{given});
-    EXPECT_EQ(holding, (std::vector<bool>{true, false, false}));
+    ASSERT_FALSE(holding.empty());
+    EXPECT_TRUE(holding.front());
+    EXPECT_EQ(std::count(holding.begin() + 1, holding.end(), true), 0);
     // The host clock's pageable copies may wait out a hold: never held.
     EXPECT_EQ(streams_held(e, Clock::host), std::vector<cudaStream_t>{});
   }
