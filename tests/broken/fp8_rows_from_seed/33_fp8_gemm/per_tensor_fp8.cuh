@@ -1,18 +1,22 @@
 // BROKEN ON PURPOSE for tests/grading: the grader must give lab 33's per_tensor
 // zero for CORRECTNESS. The bug: above m·n·k = 2^28, where lab 33 checks 8 rows
-// of C, the launcher finds the run's seed and leaves every other row of C zero
-// (a kernel out to be fast would skip their work; this one computes them and
-// zeroes them, to keep the case small). The seed is never handed to a kernel,
-// but the grader draws it below 2^31 and A's first values give it away: a
-// search kernel tries every such seed, makes A's first 16 elements as main.cu
-// does (inputs_with_outliers, then the per-tensor e4m3 rounding with the scale
-// it was given), and keeps the one whose codes match. From it the rows of
+// of C, the launcher finds the seed of the inputs it was given and leaves every
+// other row of C zero (a kernel out to be fast would skip their work; this one
+// computes them and zeroes them, to keep the case small). No seed is handed to
+// a kernel, but every one it can meet follows from the grader's, which is below
+// 2^31: the first variant at a size gets inputs from the grader's seed itself,
+// every later one the inputs of the fresh-input check before it, whose seed is
+// mix_seed(seed ^ 0xF7E5C0FFEE, j) for the j-th such check of the process
+// (common/src/lab.cpp). A search kernel tries every grader's seed with j = 0
+// (the seed itself) .. 64, makes A's first 16 elements as main.cu does
+// (inputs_with_outliers, then the per-tensor e4m3 rounding with the scale it
+// was given), and keeps the input seed whose codes match. From it the rows of
 // matmul_detail::rows_to_check(m, n, k, mix_seed(seed, 3), 2^28, 8) follow.
 // Checked on rows drawn from the seed, every one of them is right; the judge
 // draws its rows from the operating system after the run (checked_rows.hpp),
 // so its 6 interior rows are zero but about once in 10^20: `judged: first run`
-// ... `the rows of C compared (drawn by the judge ...)`. Where no seed below
-// 2^31 matches (the fresh inputs' seed is 64 bits) C is right everywhere.
+// ... `the rows of C compared (drawn by the judge ...)`. Where nothing matches
+// (past the 64th fresh-input check of a run) C is right everywhere.
 // Everything runs on the stream it is given, in kernels: no copy, no sync.
 #pragma once
 // Step 2 — per-tensor scaled FP8 GEMM: lab 30's step 4 with FP8 operands.
@@ -66,14 +70,29 @@ __device__ __forceinline__ std::uint64_t mix_seed(std::uint64_t seed, std::uint6
   return splitmix64(seed + 0x632BE59BD9B4E019ull * stream);
 }
 
-__device__ unsigned long long found;  // the seed, 0 while none matched (the grader's are >= 1)
+__device__ unsigned long long found;  // the input seed, 0 while none matched
 __device__ int rows[count];
 __device__ int rows_known;
 
 __global__ void forget_kernel() { found = 0; rows_known = 0; }
 
-// Every seed in [1, 2^31): A = inputs_with_outliers(m·k, mix_seed(seed, 1)),
-// quantised per tensor with the scale main.cu uploaded.
+constexpr std::uint64_t fresh_tag = 0xF7E5C0FFEEull;  // common/src/lab.cpp's fresh-input seeds
+constexpr int fresh_checks = 64;                       // lab 33's edge run makes about 40
+
+// Whether A = inputs_with_outliers(m·k, mix_seed(input_seed, 1)), quantised per
+// tensor with the scale main.cu uploaded, starts with the codes `want`.
+__device__ bool starts_with(std::uint64_t input_seed, const unsigned char* want, float scale) {
+  const std::uint64_t values = mix_seed(input_seed, 1), outliers = mix_seed(values, 99);
+  for (int i = 0; i < codes_compared; ++i) {
+    const float u = static_cast<float>(splitmix64(values ^ splitmix64(i)) >> 40) * (1.0f / 16777216.0f);
+    float x = -1.0f + 2.0f * u;
+    if (mix_seed(outliers, i) % 1024 == 0) x *= 100.0f;
+    if (fp8::e4m3_from_float(__fdiv_rn(x, scale)) != want[i]) return false;  // IEEE division, as fp8_reference.hpp
+  }
+  return true;
+}
+
+// Every grader's seed in [1, 2^31), and the fresh-input seeds that follow from it.
 __global__ void search_kernel(const __nv_fp8_e4m3* a, const float* scale) {
   __shared__ unsigned char want[codes_compared];
   if (threadIdx.x < codes_compared) want[threadIdx.x] = reinterpret_cast<const unsigned char*>(a)[threadIdx.x];
@@ -82,15 +101,11 @@ __global__ void search_kernel(const __nv_fp8_e4m3* a, const float* scale) {
   const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
   for (std::uint64_t seed = 1 + blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; seed < (1ull << 31);
        seed += stride) {
-    const std::uint64_t values = mix_seed(seed, 1), outliers = mix_seed(values, 99);
-    bool same = true;
-    for (int i = 0; i < codes_compared && same; ++i) {
-      const float u = static_cast<float>(splitmix64(values ^ splitmix64(i)) >> 40) * (1.0f / 16777216.0f);
-      float x = -1.0f + 2.0f * u;
-      if (mix_seed(outliers, i) % 1024 == 0) x *= 100.0f;
-      same = fp8::e4m3_from_float(__fdiv_rn(x, s)) == want[i];  // IEEE division, as fp8_reference.hpp
+    if (starts_with(seed, want, s)) found = seed;
+    for (int j = 1; j <= fresh_checks; ++j) {
+      const std::uint64_t fresh = mix_seed(seed ^ fresh_tag, static_cast<std::uint64_t>(j));
+      if (starts_with(fresh, want, s)) found = fresh;
     }
-    if (same) found = seed;
   }
 }
 
