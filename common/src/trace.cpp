@@ -373,6 +373,14 @@ void judge_stream_contract(GpuWork& w) {
   }
 }
 
+// Sets one of the trace's times (g_api_until ...) to CUPTI's clock now.
+void stamp_now(std::uint64_t& at) {
+  std::uint64_t now = 0;
+  cupti().timestamp(&now);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  at = now;
+}
+
 }  // namespace
 
 bool GpuWorkTrace::available(std::string* why_not) {
@@ -407,20 +415,14 @@ void GpuWorkTrace::start() {
 }
 
 void GpuWorkTrace::stop_api() {
-  if (!active_) return;
-  std::uint64_t now = 0;
-  cupti().timestamp(&now);
-  std::lock_guard<std::mutex> lock(g_mutex);
-  g_api_until = now;
+  if (active_) stamp_now(g_api_until);
 }
 
 void GpuWorkTrace::mark_end() {
   if (!active_) return;
-  std::uint64_t now = 0;
-  cupti().timestamp(&now);
+  stamp_now(g_marker_after);
   std::lock_guard<std::mutex> lock(g_mutex);
   g_marker_armed = true;
-  g_marker_after = now;
 }
 
 void GpuWorkTrace::hold_on_given_stream() {
@@ -430,11 +432,7 @@ void GpuWorkTrace::hold_on_given_stream() {
 }
 
 void GpuWorkTrace::holds_launched() {
-  if (!active_) return;
-  std::uint64_t now = 0;
-  cupti().timestamp(&now);
-  std::lock_guard<std::mutex> lock(g_mutex);
-  g_holds_launched = now;
+  if (active_) stamp_now(g_holds_launched);
 }
 
 GpuWork GpuWorkTrace::stop() {

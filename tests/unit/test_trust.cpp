@@ -177,14 +177,7 @@ const char* const hold_kernel_name = "_ZN8cudalabs12_GLOBAL__N_120cudalabs_hold_
 const char* const named_like_hold = "_ZN2ns25cudalabs_hold_stream_copyEPf";
 
 TracedKernel kernel(const char* name, std::uint32_t correlation, std::uint64_t start, std::uint64_t end) {
-  TracedKernel k;
-  k.name = name;
-  k.blocks = 4096;
-  k.block_threads = 256;
-  k.start = start;
-  k.end = end;
-  k.correlation = correlation;
-  return k;
+  return {.name = name, .blocks = 4096, .block_threads = 256, .start = start, .end = end, .correlation = correlation};
 }
 
 }  // namespace
