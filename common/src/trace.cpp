@@ -234,9 +234,10 @@ bool is_host_sync(CUpti_CallbackId id) {
   }
 }
 
-// The calls a kernel launch goes through: <<<>>> is cudaLaunchKernel with
-// nvcc 12 and __cudaLaunchKernel with nvcc 13 (its stub, seen with nvcc -cuda);
-// _ptsz under --default-stream per-thread.
+// The runtime calls that launch a kernel: <<<>>> (the hold's launch) calls
+// cudaLaunchKernel when built by nvcc 12 and __cudaLaunchKernel by nvcc 13 (the
+// stub that nvcc -cuda writes); cudaLaunchKernelEx calls cudaLaunchKernelExC;
+// each has a _ptsz twin under --default-stream per-thread.
 bool is_kernel_launch(CUpti_CallbackId id) {
   switch (id) {
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
