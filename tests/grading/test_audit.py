@@ -118,6 +118,8 @@ EXPECTED = [
     ("uses_mmap()", "memory_mapping", "mmap"),
     ("uses_mprotect()", "memory_mapping", "mprotect"),
     ("uses_usleep()", "sleeping", "usleep"),
+    ("uses_stream_query()", "progress_queries", "cudaStreamQuery"),
+    ("uses_event_query(CUevent_st*)", "progress_queries", "cudaEventQuery"),
     ("uses_syscall()", "raw_system_calls", "syscall"),
     ("uses_device_reset()", "cuda_global_state", "cudaDeviceReset"),
     ("uses_set_device()", "cuda_global_state", "cudaSetDevice"),
@@ -163,6 +165,9 @@ int uses_system() { return std::system("true"); }
 void* uses_mmap() { return mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0); }
 int uses_mprotect() { return mprotect(reinterpret_cast<void*>(&uses_mprotect), 4096, PROT_READ | PROT_EXEC); }
 void uses_usleep() { usleep(1000); }
+// A traced run holds the legacy stream busy while the launcher runs; a timed run does not.
+bool uses_stream_query() { return cudaStreamQuery(cudaStreamLegacy) == cudaErrorNotReady; }
+bool uses_event_query(cudaEvent_t e) { return cudaEventQuery(e) == cudaSuccess; }
 long uses_syscall() { return syscall(SYS_getpid); }
 long uses_asm_syscall() { long r; asm volatile("syscall" : "=a"(r) : "a"(39L) : "rcx", "r11", "memory"); return r; }
 void uses_device_reset() { cudaDeviceReset(); }

@@ -1,6 +1,4 @@
-// BROKEN ON PURPOSE for tests/grading, NOT CAUGHT YET (kept out of the GPU list
-// of tests/grading/meson.build): lab 02 should get zero for correctness, for the
-// stream contract of its timed runs.
+// BROKEN ON PURPOSE for tests/grading: lab 02 must get zero for correctness.
 // The bug: unjoined_timing's, told from the traced runs. From its third call on
 // the same output, float4's launcher adds the last fifth of the elements on a
 // stream of its own, never joined back, unless the legacy default stream is
@@ -10,7 +8,8 @@
 // ones; the timed runs' events see four fifths of the work, and the two
 // streams sharing the DRAM leave too little running after the stop event for
 // the timer's unjoined_ms gate (unjoined_timing: 106% of the copy ceiling on
-// an H200). What would catch it: holding stream 0 around every timed run too.
+// an H200). What catches it: the import audit, which refuses a kernel file
+// the question (tools/allowed_imports.toml, [reject.progress_queries]).
 #pragma once
 // Two more ways to write lab 01's vector add, to see what the launch shape and
 // the load width change. The lesson of the measurements (results/h100): at
