@@ -705,6 +705,18 @@ class CourseBuild(unittest.TestCase):
             self.assertTrue((ROOT / "labs" / lab / "meson.build").is_file(), f"[labs.{lab}]: no labs/{lab}/")
             self.assertTrue(labs[lab].get("why"), f"[labs.{lab}] says not why")
 
+    def test_no_lab_may_look_driver_functions_up_by_name(self):
+        """cudaGetDriverEntryPoint hands out any driver function (cuStreamQuery,
+        cuLaunchHostFunc, cuCtxDestroy): no lab's addition lets a kernel file call it. The
+        Hopper labs' TMA encoder is looked up in the course library instead."""
+        with open(audit.DEFAULT_ALLOW_FILE, "rb") as f:
+            labs = audit.tomllib.load(f).get("labs", {})
+        for lab in labs:
+            allow = audit.AllowList(audit.DEFAULT_ALLOW_FILE, lab)
+            for name in ("cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion"):
+                family, allowed = allow.judge(name, name)
+                self.assertFalse(allowed, f"[labs.{lab}] allows {name} ({family.name})")
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
