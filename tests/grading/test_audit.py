@@ -16,7 +16,8 @@ object, with g++) into fake builds in a temporary folder, then checks that:
     cudaSetDevice, a driver API call, a cuRAND host call, a harness internal
     (a cudalabs:: function not among the public helpers), another lab's code, and a
     symbol on no list, an attribute set on the stream the launcher is given, a graph host node made by the generic cudaGraphAddNode and a
-    user object's destructor (cudaUserObjectCreate); and CUB's device-wide reduction
+    user object's destructor (cudaUserObjectCreate) and the course's event timer (cudalabs::Event::ms_since:
+    cudaEventElapsedTime's "not ready"); and CUB's device-wide reduction
     (instantiated in the kernel file), while CUB's block-level reduction is accepted;
   - a system call with prefixes (data16 cs syscall) and one in machine code kept as
     a const array in an executable section are found; a section both writable and
@@ -131,6 +132,7 @@ EXPECTED = [
     ("uses_stream_attribute(CUstream_st*)", "cuda_global_state", "cudaStreamSetAttribute"),
     ("uses_graph_host_node()", "threads", "cudaGraphAddNode"),
     ("uses_user_object()", "threads", "cudaUserObjectCreate"),
+    ("uses_event_timer()", "progress_queries", "cudalabs::Event::ms_since("),
 ]
 BAD = r"""
 #include <cuda_runtime.h>
@@ -139,6 +141,7 @@ BAD = r"""
 #include <cstdlib>
 #include <fstream>
 #include <thread>
+#include <cudalabs/memory.hpp>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sys/mman.h>
@@ -196,6 +199,18 @@ void uses_graph_host_node() {
   cudaGraphAddNode(&node, g, nullptr, nullptr, 0, &p);
 }
 void uses_user_object() { cudaUserObject_t o; cudaUserObjectCreate(&o, nullptr, [](void*) {}, 1, cudaUserObjectNoDestructorSync); }
+// The course's timer, which asks cudaEventElapsedTime: its throw says stream 0 is held.
+bool uses_event_timer() {
+  cudalabs::Event start, stop;
+  start.record(cudaStreamLegacy);
+  stop.record(cudaStreamLegacy);
+  try {
+    stop.ms_since(start);
+    return false;
+  } catch (const cudalabs::CudaError&) {
+    return true;
+  }
+}
 """
 
 # System calls the disassembly must still find: prefixed (the CPU ignores data16
