@@ -16,7 +16,8 @@ object, with g++) into fake builds in a temporary folder, then checks that:
     cudaSetDevice, a driver API call, a cuRAND host call, a harness internal
     (a cudalabs:: function not among the public helpers), another lab's code, and a
     symbol on no list, an attribute set on the stream the launcher is given, a graph host node made by the generic cudaGraphAddNode and a
-    user object's destructor (cudaUserObjectCreate) and the course's event timer (cudalabs::Event::ms_since:
+    user object's destructor (cudaUserObjectCreate), a locale made by name (std::locale(""):
+    the environment's LANG) and the course's event timer (cudalabs::Event::ms_since:
     cudaEventElapsedTime's "not ready"); and CUB's device-wide reduction
     (instantiated in the kernel file), while CUB's block-level reduction is accepted;
   - a system call with prefixes (data16 cs syscall) and one in machine code kept as
@@ -132,6 +133,7 @@ EXPECTED = [
     ("uses_stream_attribute(CUstream_st*)", "cuda_global_state", "cudaStreamSetAttribute"),
     ("uses_graph_host_node()", "threads", "cudaGraphAddNode"),
     ("uses_user_object()", "threads", "cudaUserObjectCreate"),
+    ("uses_named_locale[abi:cxx11]()", "environment", "std::locale::locale(char const*)"),
     ("uses_event_timer()", "progress_queries", "cudalabs::Event::ms_since("),
 ]
 BAD = r"""
@@ -140,6 +142,8 @@ BAD = r"""
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <locale>
+#include <string>
 #include <thread>
 #include <cudalabs/memory.hpp>
 #include <dlfcn.h>
@@ -199,6 +203,8 @@ void uses_graph_host_node() {
   cudaGraphAddNode(&node, g, nullptr, nullptr, 0, &p);
 }
 void uses_user_object() { cudaUserObject_t o; cudaUserObjectCreate(&o, nullptr, [](void*) {}, 1, cudaUserObjectNoDestructorSync); }
+// The environment through a locale made by name: "" takes LC_ALL, LC_* and LANG.
+std::string uses_named_locale() { return std::locale("").name(); }
 // The course's timer, which asks cudaEventElapsedTime: its throw says stream 0 is held.
 bool uses_event_timer() {
   cudalabs::Event start, stop;
