@@ -108,13 +108,17 @@ GpuWork Recorder::traced_run(const Measurement& m) {
   synchronize();
   // The trace starts first: enabling CUPTI's activity kinds waits for the
   // device to be idle, and would wait out a hold launched before it. The
-  // hold's own kernel is left out of the trace's counts by its name.
+  // hold's own kernel is left out of the trace's counts by its launch: the
+  // kernels launched before holds_launched() are the harness's, whatever a
+  // kernel of the variant is called (no code of the variant runs before
+  // m.run, and a kernel file starts no thread: the import audit).
   trace.start();
   if (contract) hold(cudaStreamLegacy);
   if (held) {
     trace.hold_on_given_stream();
     hold(work_stream());
   }
+  trace.holds_launched();
   try {
     m.run(work_stream());
   } catch (const NotImplemented&) {

@@ -23,7 +23,8 @@ namespace {
 
 // Spins until the host releases it, at most `max_ns` (so a launcher that waits
 // for the whole device, or for the held stream, inside the traced run loses
-// half a second, not forever). GpuWorkTrace knows it by its name.
+// half a second, not forever). GpuWorkTrace knows it by its launch
+// (GpuWorkTrace::holds_launched), not its name, which a student kernel may share.
 __global__ void cudalabs_hold_stream(const volatile int* release, unsigned long long max_ns) {
   unsigned long long start, now;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));

@@ -112,6 +112,26 @@ void judge_waited_for_given_stream(GpuWork& w, const TracedWork& hold, const std
   }
 }
 
+RunKernels split_hold(GpuWork& w, const std::vector<TracedKernel>& kernels, const std::vector<TracedLaunch>& launches,
+                      std::uint64_t traced_from, std::uint64_t holds_launched) {
+  std::vector<std::uint32_t> hold_launches;
+  for (const TracedLaunch& l : launches)
+    if (l.start >= traced_from && l.start < holds_launched) hold_launches.push_back(l.correlation);
+  RunKernels split;
+  for (const TracedKernel& k : kernels) {
+    if (std::find(hold_launches.begin(), hold_launches.end(), k.correlation) != hold_launches.end()) {
+      if (!split.hold_seen || k.end > split.hold.end) split.hold = {"the hold", k.start, k.end, k.device};
+      split.hold_seen = true;
+      continue;
+    }
+    ++w.kernels;
+    w.note_launch(k.name.c_str(), k.blocks, k.block_threads);
+    if (k.cooperative) ++w.cooperative;
+    split.run.push_back({"kernel " + k.name, k.start, k.end, k.device});
+  }
+  return split;
+}
+
 #if CUDALABS_HAVE_CUPTI
 namespace {
 
@@ -180,10 +200,14 @@ struct Activity {
   std::uint32_t device = 0;
 };
 std::vector<Activity> g_activities;
-// The harness's hold kernel (stream_contract.cu), the one ending last, and
-// whether it held the stream the run was given.
-TracedWork g_hold;
-bool g_hold_seen = false, g_hold_on_given_stream = false;
+// Kernels and kernel launch calls, matched at stop(): a kernel's record and its
+// launch's come in buffers of their own, in either order. The launches that
+// started in [g_traced_from, g_holds_launched) are the harness's holds.
+std::vector<TracedKernel> g_kernels;
+std::vector<TracedLaunch> g_launches;
+std::uint64_t g_traced_from = 0, g_holds_launched = 0;
+// Whether the hold was on the stream the run was given (not on stream 0).
+bool g_hold_on_given_stream = false;
 bool g_marker_armed = false;
 std::uint32_t g_marker_correlation = 0;
 
@@ -210,6 +234,26 @@ bool is_host_sync(CUpti_CallbackId id) {
   }
 }
 
+// The runtime calls that launch a kernel: <<<>>> (the hold's launch) calls
+// cudaLaunchKernel when built by nvcc 12 and __cudaLaunchKernel by nvcc 13 (the
+// stub that nvcc -cuda writes); cudaLaunchKernelEx calls cudaLaunchKernelExC;
+// each has a _ptsz twin under --default-stream per-thread.
+bool is_kernel_launch(CUpti_CallbackId id) {
+  switch (id) {
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
+#if CUPTI_API_VERSION >= 130000
+    case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
+    case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000:
+#endif
+      return true;
+    default:
+      return false;
+  }
+}
+
 const Cupti& cupti();
 
 void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t, std::size_t valid) {
@@ -221,21 +265,11 @@ void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, s
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
         case CUPTI_ACTIVITY_KIND_KERNEL: {
           const auto* k = reinterpret_cast<const KernelPrefix*>(record);
-          // The harness's own hold (stream_contract.cu) is traced too: it is not
-          // the run's work, but its end is when the given stream's work may start.
-          if (k->name && std::strstr(k->name, "cudalabs_hold_stream")) {
-            if (!g_hold_seen || k->end > g_hold.end) g_hold = {"the hold", k->start, k->end, k->device};
-            g_hold_seen = true;
-            break;
-          }
-          ++g_work.kernels;
-          g_work.note_launch(k->name, static_cast<long long>(k->grid[0]) * k->grid[1] * k->grid[2],
-                             k->block[0] * k->block[1] * k->block[2]);
-          if (k->launch_type == CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_SINGLE_DEVICE ||
-              k->launch_type == CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_MULTI_DEVICE)
-            ++g_work.cooperative;
-          g_activities.push_back({std::string("kernel ") + (k->name ? k->name : "?"), k->start, k->end, k->correlation, false,
-                                  k->device});
+          g_kernels.push_back({k->name ? k->name : "?", static_cast<long long>(k->grid[0]) * k->grid[1] * k->grid[2],
+                               k->block[0] * k->block[1] * k->block[2],
+                               k->launch_type == CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_SINGLE_DEVICE ||
+                                   k->launch_type == CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_MULTI_DEVICE,
+                               k->start, k->end, k->device, k->correlation});
           break;
         }
         case CUPTI_ACTIVITY_KIND_MEMSET: {
@@ -260,6 +294,7 @@ void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, s
         case CUPTI_ACTIVITY_KIND_RUNTIME: {
           const auto* api = reinterpret_cast<const CUpti_ActivityAPI*>(record);
           if (api->start < g_api_until && is_host_sync(api->cbid)) ++g_work.host_syncs;
+          if (is_kernel_launch(api->cbid)) g_launches.push_back({api->start, api->correlationId});
           // The first cudaMemsetAsync after mark_end() is the harness's marker.
           if (g_marker_armed && g_marker_correlation == 0 && api->start >= g_marker_after &&
               (api->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020 ||
@@ -339,6 +374,14 @@ void judge_stream_contract(GpuWork& w) {
   }
 }
 
+// Sets one of the trace's times (g_api_until ...) to CUPTI's clock now.
+void stamp_now(std::uint64_t& at) {
+  std::uint64_t now = 0;
+  cupti().timestamp(&now);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  at = now;
+}
+
 }  // namespace
 
 bool GpuWorkTrace::available(std::string* why_not) {
@@ -354,7 +397,11 @@ void GpuWorkTrace::start() {
     g_work = GpuWork{};
     g_api_until = g_marker_after = ~0ull;
     g_activities.clear();
-    g_hold_seen = g_hold_on_given_stream = false;
+    g_kernels.clear();
+    g_launches.clear();
+    cupti().timestamp(&g_traced_from);
+    g_holds_launched = 0;  // until holds_launched(): no launch is a hold
+    g_hold_on_given_stream = false;
     g_marker_armed = false;
     g_marker_correlation = 0;
   }
@@ -369,26 +416,24 @@ void GpuWorkTrace::start() {
 }
 
 void GpuWorkTrace::stop_api() {
-  if (!active_) return;
-  std::uint64_t now = 0;
-  cupti().timestamp(&now);
-  std::lock_guard<std::mutex> lock(g_mutex);
-  g_api_until = now;
+  if (active_) stamp_now(g_api_until);
 }
 
 void GpuWorkTrace::mark_end() {
   if (!active_) return;
-  std::uint64_t now = 0;
-  cupti().timestamp(&now);
+  stamp_now(g_marker_after);
   std::lock_guard<std::mutex> lock(g_mutex);
   g_marker_armed = true;
-  g_marker_after = now;
 }
 
 void GpuWorkTrace::hold_on_given_stream() {
   if (!active_) return;
   std::lock_guard<std::mutex> lock(g_mutex);
   g_hold_on_given_stream = true;
+}
+
+void GpuWorkTrace::holds_launched() {
+  if (active_) stamp_now(g_holds_launched);
 }
 
 GpuWork GpuWorkTrace::stop() {
@@ -404,14 +449,18 @@ GpuWork GpuWorkTrace::stop() {
   std::lock_guard<std::mutex> lock(g_mutex);
   GpuWork w = g_work;
   w.traced = true;
+  const RunKernels kernels = split_hold(w, g_kernels, g_launches, g_traced_from, g_holds_launched);
+  for (const TracedWork& k : kernels.run) g_activities.push_back({k.what, k.start, k.end, 0, false, k.device});
   judge_stream_contract(w);
-  if (g_hold_on_given_stream && g_hold_seen) {
+  if (g_hold_on_given_stream && kernels.hold_seen) {
     std::vector<TracedWork> run;
     run.reserve(g_activities.size());
     for (const auto& a : g_activities) run.push_back({a.what, a.start, a.end, a.device});
-    judge_waited_for_given_stream(w, g_hold, run);
+    judge_waited_for_given_stream(w, kernels.hold, run);
   }
   g_activities.clear();
+  g_kernels.clear();
+  g_launches.clear();
   g_marker_armed = false;
   return w;
 }
@@ -426,6 +475,7 @@ void GpuWorkTrace::start() {}
 void GpuWorkTrace::stop_api() {}
 void GpuWorkTrace::mark_end() {}
 void GpuWorkTrace::hold_on_given_stream() {}
+void GpuWorkTrace::holds_launched() {}
 GpuWork GpuWorkTrace::stop() {
   GpuWork w;
   available(&w.not_traced_why);

@@ -166,6 +166,98 @@ TEST(GpuWorkRule, CopiesStartAfterTheStreamTheyWereGiven) {
       << other.early_what;
 }
 
+// The harness's hold is told from the run's kernels by its launch call, which
+// started before GpuWorkTrace::holds_launched (trace.cpp, split_hold), not by
+// its name: the hold's launch at 100 ns, holds_launched at 200 ns, the
+// variant's launches after. Kernel records come in any order.
+namespace {
+
+const char* const hold_kernel_name = "_ZN8cudalabs12_GLOBAL__N_120cudalabs_hold_streamEPVKiy";
+// A student's kernel whose mangled name holds the hold's: ns::cudalabs_hold_stream_copy(float*).
+const char* const named_like_hold = "_ZN2ns25cudalabs_hold_stream_copyEPf";
+
+TracedKernel kernel(const char* name, std::uint32_t correlation, std::uint64_t start, std::uint64_t end) {
+  return {.name = name, .blocks = 4096, .block_threads = 256, .start = start, .end = end, .correlation = correlation};
+}
+
+}  // namespace
+
+TEST(GpuWorkRule, AKernelNamedLikeTheHoldIsTheRunsWork) {
+  GpuWork w;
+  w.traced = true;
+  w.copies_allowed = true;
+  const std::vector<TracedLaunch> launches = {{100, 7}, {500, 9}};
+  const RunKernels split = split_hold(
+      w, {kernel(named_like_hold, 9, 1'001'000, 1'400'000), kernel(hold_kernel_name, 7, 1'000'000, 2'000'000)},
+      launches, 50, 200);
+  EXPECT_EQ(w.kernels, 1);
+  ASSERT_EQ(w.launches.size(), 1u);
+  EXPECT_EQ(w.launches[0].kernel, named_like_hold);
+  EXPECT_EQ(w.launches[0].blocks, 4096);
+  ASSERT_TRUE(split.hold_seen);
+  EXPECT_EQ(split.hold.start, 1'000'000u);
+  EXPECT_EQ(split.hold.end, 2'000'000u);
+  ASSERT_EQ(split.run.size(), 1u);
+  EXPECT_EQ(split.run[0].what, std::string("kernel ") + named_like_hold);
+  // It started 999 us before the hold ended: it did not wait for the stream.
+  judge_waited_for_given_stream(w, split.hold, split.run);
+  EXPECT_EQ(w.early, 1);
+  EXPECT_NE(w.problem().find("did not wait for the stream it was given (kernel " + std::string(named_like_hold) +
+                             ", started 999 us before"),
+            std::string::npos)
+      << w.problem();
+}
+
+TEST(GpuWorkRule, TheHoldIsNotTheRunsWork) {
+  GpuWork w;
+  w.traced = true;
+  TracedKernel cooperative = kernel("_Z9grid_syncPf", 9, 2'100'000, 2'500'000);
+  cooperative.cooperative = true;
+  const RunKernels split =
+      split_hold(w, {cooperative, kernel(hold_kernel_name, 7, 1'000'000, 2'000'000)}, {{100, 7}, {500, 9}}, 50, 200);
+  EXPECT_EQ(w.kernels, 1);
+  EXPECT_EQ(w.cooperative, 1);
+  ASSERT_EQ(w.launches.size(), 1u);
+  EXPECT_EQ(w.launches[0].kernel, "_Z9grid_syncPf");
+  ASSERT_TRUE(split.hold_seen);
+  ASSERT_EQ(split.run.size(), 1u);
+  judge_waited_for_given_stream(w, split.hold, split.run);
+  EXPECT_EQ(w.early, 0);
+  EXPECT_EQ(w.problem(), "");
+}
+
+// Two holds (at 100 and 150 ns): the stream's earlier work ends with the later
+// of their kernels, whichever record came first.
+TEST(GpuWorkRule, TheHoldEndsWithItsLastKernel) {
+  GpuWork w;
+  const RunKernels split = split_hold(
+      w, {kernel(hold_kernel_name, 8, 1'000'000, 2'000'000), kernel(hold_kernel_name, 7, 900'000, 1'500'000)},
+      {{100, 7}, {150, 8}}, 50, 200);
+  EXPECT_EQ(w.kernels, 0);
+  EXPECT_TRUE(w.launches.empty());
+  ASSERT_TRUE(split.hold_seen);
+  EXPECT_EQ(split.hold.end, 2'000'000u);
+  EXPECT_TRUE(split.run.empty());
+}
+
+// No launch in the window (holds_launched never called: 0, or a launch record
+// older than the trace): no hold, every kernel is the run's, as without one.
+TEST(GpuWorkRule, WithoutAHoldLaunchEveryKernelIsTheRuns) {
+  GpuWork w;
+  const std::vector<TracedKernel> kernels = {kernel(hold_kernel_name, 7, 1'000'000, 2'000'000),
+                                             kernel("_Z3addPKfS0_Pfi", 9, 2'100'000, 2'200'000)};
+  const RunKernels none = split_hold(w, kernels, {{100, 7}, {500, 9}}, 50, 0);
+  EXPECT_FALSE(none.hold_seen);
+  EXPECT_EQ(w.kernels, 2);
+  EXPECT_EQ(none.run.size(), 2u);
+  GpuWork stale;
+  EXPECT_FALSE(split_hold(stale, kernels, {{40, 7}, {500, 9}}, 50, 200).hold_seen);
+  EXPECT_EQ(stale.kernels, 2);
+  // A launch that started at holds_launched's own stamp was made after it.
+  GpuWork at_mark;
+  EXPECT_FALSE(split_hold(at_mark, kernels, {{200, 7}, {500, 9}}, 50, 200).hold_seen);
+}
+
 // Copies are the work of Expect::copies: no kernel is asked for, and copies
 // both ways are its lesson. A round trip (Expect::kernels_and_copies) still
 // needs its kernel, whatever its copies waited for.

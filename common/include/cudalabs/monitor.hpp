@@ -86,6 +86,42 @@ struct TracedWork {
 // which CUPTI maps the two GPUs' clocks onto one.
 void judge_waited_for_given_stream(GpuWork& w, const TracedWork& hold, const std::vector<TracedWork>& run);
 
+// One kernel that a trace saw (CUPTI's kernel record). Kept until the trace
+// stops: the record of the launch call it came from may arrive later.
+struct TracedKernel {
+  std::string name;  // mangled, as the trace gives it
+  long long blocks = 0;
+  int block_threads = 0;
+  bool cooperative = false;
+  std::uint64_t start = 0, end = 0;
+  std::uint32_t device = 0;
+  std::uint32_t correlation = 0;  // the launch call's, in its runtime API record
+};
+
+// One kernel launch call (cudaLaunchKernel, or what <<<>>> calls) of a trace:
+// when it started, on CUPTI's clock, and the id its kernel's record carries.
+struct TracedLaunch {
+  std::uint64_t start = 0;
+  std::uint32_t correlation = 0;
+};
+
+// A trace's kernels, the harness's hold (stream_contract.cu) told from the run's.
+struct RunKernels {
+  bool hold_seen = false;
+  TracedWork hold;              // when hold_seen: the hold kernel that ended last
+  std::vector<TracedWork> run;  // every other kernel
+};
+
+// The hold is known by its launch, not its name: the harness launches it
+// between the trace's start and `holds_launched` (GpuWorkTrace::holds_launched),
+// before the variant runs, so a kernel whose launch call started in
+// [traced_from, holds_launched) is the hold, and any other kernel is the run's,
+// whatever it is called. Counts the run's into w.kernels, w.cooperative and
+// w.launches.
+RunKernels split_hold(GpuWork& w, const std::vector<TracedKernel>& kernels,
+                      const std::vector<TracedLaunch>& launches, std::uint64_t traced_from,
+                      std::uint64_t holds_launched);
+
 // One trace at a time, per process. start() then stop() around a run that the
 // caller has synchronised before stop(); sync calls made after stop_api() are
 // not counted (the harness's own synchronisation).
@@ -106,6 +142,9 @@ class GpuWorkTrace {
   // run is given, released once the run has returned; stop() then judges that
   // the run's work waited for it (judge_waited_for_given_stream).
   void hold_on_given_stream();
+  // Right after the harness has launched its holds, before the run: launches
+  // that started before this are the holds (split_hold).
+  void holds_launched();
   GpuWork stop();   // after the run's work completed: flush and count
 
  private:
