@@ -171,6 +171,9 @@ const Record& Recorder::measure(const Measurement& m) {
 
   r.judge = judging();
   r.library_baseline = is_baseline(m.variant);
+  // Before the launcher's first call: what its calls keep allocated is told
+  // from the room the buffers had (step 4).
+  if (!host && !judging()) note_room();
   if (judging()) {
     // The compute peak the variant's FLOP/s are held against, from the course's
     // code: a judge rates nothing, and the graded program's word is its memory's.
@@ -283,21 +286,26 @@ const Record& Recorder::measure(const Measurement& m) {
     // pointer; a CPU variant has nothing on the GPU to keep.
     struct Moved {
       Recorder& recorder;
-      std::string why_not;
+      buffers::NotMoved not_moved;
       Moved(Recorder& rec, std::string skip)
-          : recorder(rec), why_not(skip.empty() ? rec.move_buffers() : std::move(skip)) {}
+          : recorder(rec), not_moved(skip.empty() ? rec.move_buffers() : buffers::NotMoved{std::move(skip)}) {}
       ~Moved() {
-        if (why_not.empty()) recorder.restore_buffers();
+        if (not_moved.why.empty()) recorder.restore_buffers();
       }
     } moved(*this, judging() ? "a judge" : host ? "a CPU variant" : m.keeps_pointers);
     // A judge's failure speaks of the graded program's run, which moved its
     // buffers unless the variant keeps pointers by design (or there was no
     // room to copy them: its own record says so).
     const std::string graded_why = host ? "a CPU variant" : m.keeps_pointers;
-    r.fresh_buffers = judging() ? graded_why.empty() : moved.why_not.empty();
-    r.fresh_buffers_why = judging() ? graded_why : moved.why_not;
+    r.fresh_buffers = judging() ? graded_why.empty() : moved.not_moved.why.empty();
+    r.fresh_buffers_why = judging() ? graded_why : moved.not_moved.why;
     r.recheck = checked_run(m, nullptr, "fresh");
-    if (!r.recheck.passed) {
+    // The inputs changed in place: a launcher that kept the room the copies
+    // needed reads right with pointers kept from an earlier call.
+    if (moved.not_moved.launcher_held && r.recheck.passed) {
+      r.failure = "fresh inputs (seed " + std::to_string(r.fresh_seed) + "), not moved: " + moved.not_moved.why;
+      ok = false;
+    } else if (!r.recheck.passed) {
       r.failure = (r.fresh_inputs ? "fresh inputs (seed " + std::to_string(r.fresh_seed) + ")" +
                                         (r.fresh_buffers ? " in new allocations" : "") + ", output poisoned: "
                                   : "last check, output poisoned: ") +

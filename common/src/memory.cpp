@@ -1,5 +1,6 @@
 #include "cudalabs/memory.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -33,13 +34,17 @@ std::string mib(std::size_t bytes) {
 // — measured on the H100 (lab 30, results/h100/runs/20261123-2728c0c-30-pairs/), a
 // 130 × 2000 × 77 GEMM whose launcher allocates a padded copy took 0.083 ms,
 // cuBLAS 0.014 ms.
-cudaMemPool_t keeping_pool(int device) {
+std::vector<cudaMemPool_t>& keeping_pools() {
   static std::vector<cudaMemPool_t> pools = [] {
     int devices = 0;
     CUDALABS_CHECK(cudaGetDeviceCount(&devices));
     return std::vector<cudaMemPool_t>(static_cast<std::size_t>(devices), nullptr);
   }();
-  cudaMemPool_t& pool = pools.at(static_cast<std::size_t>(device));
+  return pools;
+}
+
+cudaMemPool_t keeping_pool(int device) {
+  cudaMemPool_t& pool = keeping_pools().at(static_cast<std::size_t>(device));
   if (!pool) {
     cudaMemPoolProps props{};
     props.allocType = cudaMemAllocationTypePinned;
@@ -139,23 +144,73 @@ void untrack(void** slot) noexcept {
   registry().erase(it);
 }
 
-std::string move_all() {
-  std::lock_guard lock(registry_mutex);
-  std::map<int, std::size_t> wanted;  // bytes per device
-  for (auto& [slot, t] : registry())
-    if (*slot && !t.old) wanted[device_of(*slot)] += *t.count * t.element_bytes;
-  if (wanted.empty()) return "no DeviceBuffer to move (the lab's buffers are its own allocations)";
-  for (const auto& [device, bytes] : wanted) {
-    DeviceScope on(device);
-    std::size_t free_b = 0, total_b = 0;
-    CUDALABS_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    // Half of what is free at most: the check itself may allocate (cuBLAS
-    // workspaces, stream-ordered scratch).
-    if (bytes > free_b / 2)
-      return "the buffers (" + mib(bytes) + " on device " + std::to_string(device) + ") would not fit twice in its " +
-             mib(free_b) + " free";
+NotMoved room_to_move(const std::vector<DeviceRoom>& devices) {
+  // Half of what is free at most: the check itself may allocate (cuBLAS
+  // workspaces, stream-ordered scratch).
+  auto fits = [](std::size_t wanted, std::size_t free_b) { return wanted <= free_b / 2; };
+  for (const DeviceRoom& d : devices) {
+    const std::size_t start = d.free_at_start > d.slack ? d.free_at_start - d.slack : 0;
+    if (!fits(d.wanted, d.free_now) && !fits(d.wanted, start))
+      return {"the buffers (" + mib(d.wanted) + " on device " + std::to_string(d.device) +
+              ") would not fit twice in its " + mib(d.free_now) + " free" +
+              (d.free_at_start ? " (" + mib(d.free_at_start) + " before the launchers ran)" : "")};
   }
+  for (const DeviceRoom& d : devices) {
+    if (fits(d.wanted, d.free_now)) continue;
+    const std::size_t kept = d.free_at_start > d.free_now ? d.free_at_start - d.free_now : 0;
+    return {"its launcher kept " + mib(kept) + " of device memory across its calls, so the buffers (" +
+                mib(d.wanted) + " on device " + std::to_string(d.device) + ") could not be moved for the fresh-allocation check: free what a call allocates before it returns, "
+                "or keep a small workspace",
+            true};
+  }
+  return {};
+}
+
+std::size_t move_slack(std::size_t total) { return std::max<std::size_t>(std::size_t{64} << 20, total / 20); }
+
+namespace {
+// Bytes of the tracked buffers (not moved) per device; the registry locked.
+std::map<int, std::size_t> tracked_bytes() {
+  std::map<int, std::size_t> bytes;
+  for (auto& [slot, t] : registry())
+    if (*slot && !t.old) bytes[device_of(*slot)] += *t.count * t.element_bytes;
+  return bytes;
+}
+
+std::pair<std::size_t, std::size_t> free_and_total(int device) {
+  DeviceScope on(device);
+  std::size_t free_b = 0, total_b = 0;
+  CUDALABS_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  return {free_b, total_b};
+}
+}  // namespace
+
+std::map<int, std::size_t> room() {
+  std::lock_guard lock(registry_mutex);
+  std::map<int, std::size_t> r = tracked_bytes();
+  for (auto& [device, bytes] : r) bytes += free_and_total(device).first;
+  return r;
+}
+
+NotMoved move_all(const std::map<int, std::size_t>& room_at_start) {
+  std::lock_guard lock(registry_mutex);
+  const std::map<int, std::size_t> wanted = tracked_bytes();
+  if (wanted.empty()) return {"no DeviceBuffer to move (the lab's buffers are its own allocations)"};
   for (const auto& [device, bytes] : wanted) synchronize_device(device);
+  // What launchers freed into the course's keeping pool (stream_alloc) is
+  // free memory for the copies: a launcher's scratch freed before it returns
+  // is not memory kept across its calls.
+  for (cudaMemPool_t pool : keeping_pools())
+    if (pool) CUDALABS_CHECK(cudaMemPoolTrimTo(pool, 0));
+  std::vector<DeviceRoom> devices;
+  for (const auto& [device, bytes] : wanted) {
+    const auto [free_b, total_b] = free_and_total(device);
+    const auto start = room_at_start.find(device);
+    const std::size_t free_at_start =
+        start != room_at_start.end() && start->second > bytes ? start->second - bytes : 0;
+    devices.push_back({device, bytes, free_at_start, free_b, move_slack(total_b)});
+  }
+  if (NotMoved no = room_to_move(devices); !no.why.empty()) return no;
   for (auto& [slot, t] : registry()) {
     if (!*slot || t.old) continue;
     const std::size_t bytes = *t.count * t.element_bytes;
@@ -166,7 +221,7 @@ std::string move_all() {
     t.old = std::exchange(*slot, moved);
   }
   for (const auto& [device, bytes] : wanted) synchronize_device(device);
-  return "";
+  return {};
 }
 
 void restore_all() {

@@ -67,13 +67,24 @@ void Session::time(const Measurement& m, Record& r) {
 
 void Session::synchronize() { CUDALABS_CHECK(cudaDeviceSynchronize()); }
 
-std::string Session::move_buffers() {
+namespace {
+bool moves_off() {
   // Under compute-sanitizer (tests/sanitize.sh sets it): the copies read every
   // byte of every buffer, written or not, and initcheck would report them.
   // The sanitizer's runs judge memory errors; the moves are judged elsewhere.
-  if (const char* v = std::getenv("CUDALABS_MOVES"); v && std::string(v) == "0")
-    return "CUDALABS_MOVES=0 (compute-sanitizer's runs)";
-  return buffers::move_all();
+  const char* v = std::getenv("CUDALABS_MOVES");
+  return v && std::string(v) == "0";
+}
+}  // namespace
+
+void Session::note_room() {
+  if (moves_off()) return;
+  for (const auto& [device, bytes] : buffers::room()) room_[device] = std::max(room_[device], bytes);
+}
+
+buffers::NotMoved Session::move_buffers() {
+  if (moves_off()) return {"CUDALABS_MOVES=0 (compute-sanitizer's runs)"};
+  return buffers::move_all(room_);
 }
 
 void Session::hold(cudaStream_t stream) {

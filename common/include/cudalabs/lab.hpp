@@ -177,8 +177,12 @@ class Recorder {
   virtual void mark_end_of_run() {}
   virtual void release_hold() {}
   // Step 4's moves (memory.hpp, cudalabs::buffers): every DeviceBuffer to a new
-  // place, then back. move_buffers() returns "" or why nothing moved.
-  virtual std::string move_buffers() { return "this harness's buffers are not DeviceBuffers"; }
+  // place, then back. move_buffers() returns why nothing moved ("" when all
+  // did), and whether the launcher's kept memory is why. note_room(): at the
+  // start of a GPU variant, before its launcher runs, the device memory the
+  // buffers and their copies share (buffers::room), the most seen kept.
+  virtual void note_room() {}
+  virtual buffers::NotMoved move_buffers() { return {"this harness's buffers are not DeviceBuffers"}; }
   virtual void restore_buffers() {}
   // The device-to-device copy bandwidth (GB/s read + written), measured once:
   // the ceiling of CeilingKind::copy_bandwidth rows.
@@ -229,10 +233,15 @@ class Session : public Recorder {
  private:
   Stream stream_;
   std::unique_ptr<StreamContract> contract_;  // made at the first traced run
+  // buffers::room() per device, the most seen at a variant's start: before
+  // any launcher of the run could keep memory (the first variant's start)
+  // whatever the sizes since.
+  std::map<int, std::size_t> room_;
   void hold(cudaStream_t stream) override;
   void mark_end_of_run() override;
   void release_hold() override;
-  std::string move_buffers() override;
+  void note_room() override;
+  buffers::NotMoved move_buffers() override;
   void restore_buffers() override { buffers::restore_all(); }
   cudaStream_t work_stream() const override { return stream(); }
   void time(const Measurement& m, Record& r) override;

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <map>
 #include <span>
 #include <string>
 #include <utility>
@@ -36,11 +37,42 @@ void pinned_free(void* p) noexcept;
 namespace buffers {
 void track(void** slot, const std::size_t* count, std::size_t element_bytes);
 void untrack(void** slot) noexcept;
+
+// Why the buffers were not moved ("" when they were), and whether that is a
+// failure of the variant: its launcher kept the memory the copies needed.
+struct NotMoved {
+  std::string why;
+  bool launcher_held = false;
+};
+// One device at a move: the bytes of its tracked buffers, what was free
+// before the launchers ran (0: not known), what is free now, and the slack
+// left for what the driver and libraries grow by on their own.
+struct DeviceRoom {
+  int device = 0;
+  std::size_t wanted = 0, free_at_start = 0, free_now = 0, slack = 0;
+};
+// The move's decision, no GPU involved. The copies need twice the buffers
+// (half the free memory at most: the check itself may allocate). Where they
+// do not fit now but did, less the slack, before the launchers ran, the
+// launcher holds the difference: a failure. Where they did not fit even then
+// (large sizes), a skip with its reason; that decides for every device.
+NotMoved room_to_move(const std::vector<DeviceRoom>& devices);
+// The slack of a device of `total` bytes: 5% of it, 64 MiB at least. A
+// kernel's local memory (its spills) is reserved by the driver for every
+// resident thread and kept: 1 KiB a thread is ~280 MiB on 132 SMs; cuBLAS
+// keeps a workspace per handle and stream (32 MiB on Hopper).
+std::size_t move_slack(std::size_t total);
+// Free device memory plus the tracked buffers' bytes, per device holding a
+// tracked buffer: the room the buffers and the copies share, whatever the
+// buffers of the moment are (a lab allocates its buffers per size).
+std::map<int, std::size_t> room();
 // Moves every tracked buffer to a new allocation on its own device (contents
-// copied, the old place filled with 0xFF and kept until restore()). Returns ""
-// or why nothing moved: there is no DeviceBuffer, or the copies would not fit
-// in the free device memory.
-std::string move_all();
+// copied, the old place filled with 0xFF and kept until restore()). Returns
+// why nothing moved ("" when all did): there is no DeviceBuffer, or the
+// copies would not fit in the free device memory. `room_at_start`: room()
+// before the launchers ran (the most seen), which tells a launcher that keeps
+// memory from a size that is too large; a device absent from it is not known.
+NotMoved move_all(const std::map<int, std::size_t>& room_at_start = {});
 // Back to the old places, with what the buffers hold now; the new ones freed.
 void restore_all();
 }  // namespace buffers
