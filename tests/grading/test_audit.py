@@ -16,7 +16,9 @@ object, with g++) into fake builds in a temporary folder, then checks that:
     cudaSetDevice, a driver API call, a cuRAND host call, a harness internal
     (a cudalabs:: function not among the public helpers), another lab's code, and a
     symbol on no list, an attribute set on the stream the launcher is given, a graph host node made by the generic cudaGraphAddNode and a
-    user object's destructor (cudaUserObjectCreate); and CUB's device-wide reduction
+    user object's destructor (cudaUserObjectCreate), a locale made by name (std::locale(""):
+    the environment's LANG) and the course's event timer (cudalabs::Event::ms_since:
+    cudaEventElapsedTime's "not ready"); and CUB's device-wide reduction
     (instantiated in the kernel file), while CUB's block-level reduction is accepted;
   - a system call with prefixes (data16 cs syscall) and one in machine code kept as
     a const array in an executable section are found; a section both writable and
@@ -118,6 +120,8 @@ EXPECTED = [
     ("uses_mmap()", "memory_mapping", "mmap"),
     ("uses_mprotect()", "memory_mapping", "mprotect"),
     ("uses_usleep()", "sleeping", "usleep"),
+    ("uses_stream_query()", "progress_queries", "cudaStreamQuery"),
+    ("uses_event_query(CUevent_st*)", "progress_queries", "cudaEventQuery"),
     ("uses_syscall()", "raw_system_calls", "syscall"),
     ("uses_device_reset()", "cuda_global_state", "cudaDeviceReset"),
     ("uses_set_device()", "cuda_global_state", "cudaSetDevice"),
@@ -129,6 +133,8 @@ EXPECTED = [
     ("uses_stream_attribute(CUstream_st*)", "cuda_global_state", "cudaStreamSetAttribute"),
     ("uses_graph_host_node()", "threads", "cudaGraphAddNode"),
     ("uses_user_object()", "threads", "cudaUserObjectCreate"),
+    ("uses_named_locale[abi:cxx11]()", "environment", "std::locale::locale(char const*)"),
+    ("uses_event_timer()", "progress_queries", "cudalabs::Event::ms_since("),
 ]
 BAD = r"""
 #include <cuda_runtime.h>
@@ -136,7 +142,10 @@ BAD = r"""
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <locale>
+#include <string>
 #include <thread>
+#include <cudalabs/memory.hpp>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sys/mman.h>
@@ -163,6 +172,9 @@ int uses_system() { return std::system("true"); }
 void* uses_mmap() { return mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0); }
 int uses_mprotect() { return mprotect(reinterpret_cast<void*>(&uses_mprotect), 4096, PROT_READ | PROT_EXEC); }
 void uses_usleep() { usleep(1000); }
+// A traced run holds the legacy stream busy while the launcher runs; a timed run does not.
+bool uses_stream_query() { return cudaStreamQuery(cudaStreamLegacy) == cudaErrorNotReady; }
+bool uses_event_query(cudaEvent_t e) { return cudaEventQuery(e) == cudaSuccess; }
 long uses_syscall() { return syscall(SYS_getpid); }
 long uses_asm_syscall() { long r; asm volatile("syscall" : "=a"(r) : "a"(39L) : "rcx", "r11", "memory"); return r; }
 void uses_device_reset() { cudaDeviceReset(); }
@@ -191,6 +203,20 @@ void uses_graph_host_node() {
   cudaGraphAddNode(&node, g, nullptr, nullptr, 0, &p);
 }
 void uses_user_object() { cudaUserObject_t o; cudaUserObjectCreate(&o, nullptr, [](void*) {}, 1, cudaUserObjectNoDestructorSync); }
+// The environment through a locale made by name: "" takes LC_ALL, LC_* and LANG.
+std::string uses_named_locale() { return std::locale("").name(); }
+// The course's timer, which asks cudaEventElapsedTime: its throw says stream 0 is held.
+bool uses_event_timer() {
+  cudalabs::Event start, stop;
+  start.record(cudaStreamLegacy);
+  stop.record(cudaStreamLegacy);
+  try {
+    stop.ms_since(start);
+    return false;
+  } catch (const cudalabs::CudaError&) {
+    return true;
+  }
+}
 """
 
 # System calls the disassembly must still find: prefixed (the CPU ignores data16
@@ -699,6 +725,18 @@ class CourseBuild(unittest.TestCase):
         for lab in labs:
             self.assertTrue((ROOT / "labs" / lab / "meson.build").is_file(), f"[labs.{lab}]: no labs/{lab}/")
             self.assertTrue(labs[lab].get("why"), f"[labs.{lab}] says not why")
+
+    def test_no_lab_may_look_driver_functions_up_by_name(self):
+        """cudaGetDriverEntryPoint hands out any driver function (cuStreamQuery,
+        cuLaunchHostFunc, cuCtxDestroy): no lab's addition lets a kernel file call it. The
+        Hopper labs' TMA encoder is looked up in the course library instead."""
+        with open(audit.DEFAULT_ALLOW_FILE, "rb") as f:
+            labs = audit.tomllib.load(f).get("labs", {})
+        for lab in labs:
+            allow = audit.AllowList(audit.DEFAULT_ALLOW_FILE, lab)
+            for name in ("cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion"):
+                family, allowed = allow.judge(name, name)
+                self.assertFalse(allowed, f"[labs.{lab}] allows {name} ({family.name})")
 
 
 if __name__ == "__main__":

@@ -202,6 +202,23 @@ class Scoring(unittest.TestCase):
         self.assertIn("float8", perf["text"])
 
 
+class BuildErrorLine(unittest.TestCase):
+    def test_the_compilers_error_before_a_quoted_comment_that_says_error(self):
+        """The one line a student sees for a lab that does not build is the compiler's
+        error, not a source line a warning quoted because its comment says "error"."""
+        from grader.reports import first_line
+        from grader.result import LabResult
+        note = "\n".join([
+            "../labs/01_vector_add/main.cu:86:10: warning: '<anonymous>' may be used uninitialized",
+            "   99 |                 // 4. Wait for the kernel; an error inside it surfaces here.",
+            "vector_add.cuh(12): error: identifier \"not_declared_anywhere\" is undefined",
+        ])
+        res = LabResult("01_vector_add", {}, status="does not build", note=note)
+        self.assertIn("not_declared_anywhere", first_line(res))
+        res = LabResult("01_vector_add", {}, status="does not build", note="collect2: error: ld returned 1 exit status")
+        self.assertEqual(first_line(res), "collect2: error: ld returned 1 exit status")
+
+
 class Submission(unittest.TestCase):
     def test_only_student_files_are_taken_and_the_rest_named(self):
         cfg = {"student_files": ["vector_add.cuh"]}

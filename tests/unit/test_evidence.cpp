@@ -194,3 +194,44 @@ TEST_F(Evidence, AJudgeReadsARepeatedOutputOnce) {
   EXPECT_EQ(where[0], where[1]);
   EXPECT_NE(where[2], mine.data());
 }
+
+namespace {
+
+// evidence.cpp's digest: 64-bit FNV-1a over 8-byte words.
+constexpr std::uint64_t fnv_prime = 1099511628211ull;
+std::uint64_t fnv_words(const std::vector<std::uint64_t>& words) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (std::uint64_t w : words) h = (h ^ w) * fnv_prime;
+  return h;
+}
+
+}  // namespace
+
+TEST_F(Evidence, AnOutputWithAnotherOutputsDigestIsNotLinkedToIt) {
+  // A kernel chooses its output's bytes, and one step of FNV-1a is a
+  // bijection in its word: a cheap run's output whose last word is chosen
+  // has a right run's digest. Linked to the right one, it was judged as that.
+  const std::vector<std::uint64_t> right = {1, 2};
+  std::uint64_t inverse = fnv_prime;  // the prime's inverse mod 2^64 (Newton: each step doubles the bits)
+  for (int i = 0; i < 6; ++i) inverse *= 2 - fnv_prime * inverse;
+  std::vector<std::uint64_t> cheap = {0xFFFFFFFFFFFFFFFFull, 0};
+  cheap[1] = ((1469598103934665603ull ^ cheap[0]) * fnv_prime) ^ (fnv_words(right) * inverse);
+  ASSERT_EQ(fnv_words(cheap), fnv_words(right));
+  ASSERT_NE(cheap, right);
+
+  evidence::configure(evidence::Mode::record, dir_.string());
+  for (const auto& [step, out] : {std::pair{"first", right}, std::pair{"repeat", cheap}}) {
+    evidence::Scope scope("gemm", "n=2", step);
+    observe(std::span<const std::uint64_t>(out));
+  }
+  EXPECT_EQ(fs::hard_link_count(dir_ / "gemm@n=2@repeat#0.0.bin"), 1u);
+
+  evidence::configure(evidence::Mode::judge, dir_.string());
+  const std::vector<std::uint64_t> mine = {0, 0};
+  for (const auto& [step, out] : {std::pair{"first", right}, std::pair{"repeat", cheap}}) {
+    evidence::Scope scope("gemm", "n=2", step);
+    const Observed<std::uint64_t> o = observe(std::span<const std::uint64_t>(mine));
+    ASSERT_TRUE(o.missing.empty()) << o.missing;
+    EXPECT_EQ(std::vector<std::uint64_t>(o.data.begin(), o.data.end()), out) << step;
+  }
+}

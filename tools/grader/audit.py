@@ -14,7 +14,8 @@ student's objects (nm, objdump, c++filt; stdlib only) and rejects:
               the course library's public helpers, the lab's own interface);
               named families are rejected with their rule (file I/O, processes,
               exit hooks, the environment, dynamic loading, signals, sockets,
-              threads, memory mapping, sleeping, raw system calls, the harness's
+              threads, memory mapping, sleeping, asking whether GPU work has
+              finished, raw system calls, the harness's
               internals, another lab's code, CUDA calls that change the
               harness's device state, libraries the lab is measured against);
   device calls

@@ -164,8 +164,13 @@ def write_reports(results, out, header, trust=None):
 def first_line(res):
     """The one line that says why a lab lost points: the compiler's first error, the first problem."""
     if res.status == "does not build":
-        errors = [line for line in res.note.splitlines() if "error" in line]
-        return (errors or res.note.splitlines() or [""])[0].strip()
+        # The compilers' own "file:line: error: ..." (GCC) and "file(line): error: ..." (nvcc),
+        # before any line that only mentions an error: a warning quotes source lines too, and
+        # a comment there ("an error inside it surfaces here") is not the compiler's error.
+        lines = res.note.splitlines()
+        errors = [line for line in lines if ": error" in line or ": fatal error" in line]
+        errors += [line for line in lines if "error" in line and line not in errors]
+        return (errors or lines or [""])[0].strip()
     text = res.note if not res.graded else res.problems[0] if res.problems else res.perf.get("text", "")
     return next(iter(text.splitlines()), "")
 

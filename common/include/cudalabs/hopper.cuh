@@ -465,23 +465,12 @@ __device__ inline void wgmma_rs(float (&d)[N / 2], const std::uint32_t (&a)[4], 
 
 // ---- host: TMA tensor maps ----------------------------------------------------------------
 
-// cuTensorMapEncodeTiled through the runtime's entry point: the runtime has
-// loaded the driver already, so a program links libcudart only. Looked up once.
-inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-  static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-#if CUDART_VERSION >= 12050
-    CUDALABS_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found));
-#else
-    CUDALABS_CHECK(cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &fn, cudaEnableDefault, &found));
-#endif
-    if (found != cudaDriverEntryPointSuccess || fn == nullptr)
-      throw CudaError("the driver has no cuTensorMapEncodeTiled (cudaGetDriverEntryPoint): TMA needs CUDA 12");
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  }();
-  return encode;
-}
+// cuTensorMapEncodeTiled, the driver's TMA encoder (the runtime has no wrapper
+// for it), looked up once through the runtime's entry point, so a program links
+// libcudart only. Defined in the course library (common/src/tensor_map.cpp),
+// not here: a kernel file that included the lookup would import
+// cudaGetDriverEntryPoint, which hands out any driver function by name.
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder();
 
 // The tensor map of a Rank-dimensional FP16/BF16 tensor (or of pairs of FP8
 // e4m3 values, moved as 16-bit words: TMA copies bytes) at `base`, read in

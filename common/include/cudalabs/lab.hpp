@@ -101,6 +101,9 @@ struct Measurement {
   // judged by (lab 27: an estimate's variance, seen only across many runs).
   // All optional; each runs outside the timed events, on the events clock only.
   struct TimedRuns {
+    // Not an aggregate: GCC 12 warns that a Measurement built with designated
+    // initializers that leave this out "may use uninitialized" its functions.
+    TimedRuns() {}
     int at_least = 0;                     // the timer makes at least this many timed runs, whatever its budget
     std::function<void(int run)> inputs;  // before each run's poison: warm-up runs -warmup_runs .. -1, timed 0, 1, ...
                                           // (a traced run after timed run i: i + 1, as the next timed run)
