@@ -29,6 +29,9 @@
 // of the same inputs in the same run, and rows of C (all of them up to
 // m·n·k = 2^31, else 64 drawn from the seed) against the CPU in double on
 // the inputs rounded to the input type first (labs/shared/matmul_lab.cuh).
+// --dtype tf32 --inputs full_fp32 gives the kernel FP32 values with all 24
+// bits, which it must round to TF32 itself: both checks multiply the rounded
+// values (tf32_rna), so a kernel that lets the tensor core truncate them fails.
 //
 // Run: make run LAB=30    (4096³, 8192³ and decode-like m = 16 … 128)
 //      build/labs/30_tensor_core_gemm/30_tensor_core_gemm --size 8192 --dtype bf16
@@ -95,7 +98,8 @@ constexpr matmul_detail::InputScales input_scales_of() {
 // Host values rounded as the device types hold them: FP16 and BF16 to nearest
 // even; TF32 to nearest even at mantissa bit 13 (no overflow: inputs below
 // 2^57). TF32 inputs are drawn representable, so that cuBLAS (which may
-// truncate), the kernel (cvt.rna) and the CPU all multiply the same values.
+// truncate), the kernel (cvt.rna) and the CPU all multiply the same values;
+// --inputs full_fp32 keeps all 24 bits instead (tf32_rna, below).
 template <typename T>
 T to_input(float x) {
   if constexpr (std::is_same_v<T, __half>) {
@@ -107,6 +111,56 @@ T to_input(float x) {
     return std::bit_cast<float>((bits + 0xFFFu + ((bits >> 13) & 1u)) & ~0x1FFFu);
   }
 }
+// x rounded to TF32 as cvt.rna.tf32.f32 rounds it: to nearest, ties away from
+// zero (half a step added to the magnitude, a carry running into the
+// exponent; no overflow for |x| below 2^127), the 13 bits below TF32's 10
+// cleared.
+float tf32_rna(float x) {
+  const std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
+  return std::bit_cast<float>((bits + 0x1000u) & ~0x1FFFu);
+}
+
+// --inputs full_fp32 (--dtype tf32 only): random's values, A and B in [-1, 1)
+// as multiples of 2^-23, NOT rounded to TF32 on the host, so the kernel gets
+// all 24 bits and must round them itself (cvt.rna, tf32_mma.cuh); the CPU
+// rows and the whole-C reference multiply the rounded values (tf32_rna). A
+// kernel that skips the rounding hands the FP32 bits to mma.sync, which reads
+// the top 19 and so truncates. Per operand that moves the value by d = 0 or
+// one TF32 step (2^(e-10) in the binade [2^e, 2^(e+1))), each about half the
+// time; for x uniform in [-1, 1), E[step²] = Σ_j 2^-(j+1)·2^(-2j-22) =
+// 2^-23·8/7, so E[d²] = 2^-24·8/7, and a product's error d_a·b + a·d_b has
+// variance 2·E[d²]·E[b²] = 2^-24·16/21: 2.1e-4 per product, 2.1e-4·sqrt(k)
+// over k, a random walk (the signs of the products are random). At k = 8192
+// that is a standard deviation of 0.019 against tensor_core_tolerance's
+// 3.9e-3 + 4e-5·|C| (|C| ~ 30: 5.1e-3); at k = 100, 2.1e-3 against
+// 4.8e-5 + 4e-5·|C| (|C| ~ 3: 1.8e-4): most outputs fail, at any k > 1.
+//
+// cuBLAS's TF32 kernels may round as cvt.rna does, to nearest even, or
+// truncate: NVIDIA documents none of it. So the whole-C reference is cuBLAS's
+// C of the rounded values (which every conversion leaves as they are), and the
+// cuBLAS row itself, which runs on the unrounded ones as the variants do, is
+// allowed the truncation's error on top of the tolerance: each product's
+// difference is at most M = 2^-9 (|a|, |b| < 1, a step at most 2^-10 of the
+// value), with the variance σ² = 2^-24·16/21 above, so by Bernstein's
+// inequality a sum of k of them exceeds t = x·M/3 + sqrt((x·M/3)² + 2x·k·σ²)
+// with probability at most 2·e^-x: x = 40 gives 8.5e-18 per output (2.3e-9 over
+// the 2^28 outputs of 16384²). The bound is the smaller of t and the worst
+// case k·M: 2.0e-3 at k = 1, 0.031 at k = 16, 0.092 at k = 1000, 0.20 at 8192.
+double tf32_truncation_bound(int k) {
+  const double x = 40, max_term = std::ldexp(1.0, -9), variance = std::ldexp(16.0 / 21.0, -24);
+  const double a = x * max_term / 3;
+  return std::min(k * max_term, a + std::sqrt(a * a + 2 * x * k * variance));
+}
+
+// Lab 30's --inputs: the matmul labs' kinds (matmul_inputs_flag) and full_fp32.
+cudalabs::ExtraFlag tensor_core_inputs_flag() {
+  cudalabs::ExtraFlag flag = matmul_inputs_flag();
+  flag.choices.push_back("full_fp32");
+  flag.help += "; full_fp32 (--dtype tf32 only): random's values with all 24 bits, not rounded to TF32 on the "
+               "host (the kernel must round them, cvt.rna), checked against the product of the rounded values";
+  return flag;
+}
+
 template <typename T>
 float to_float(T x) {
   if constexpr (std::is_same_v<T, __half>)
@@ -187,31 +241,67 @@ void run_gemm_lab(cudalabs::Session& s) {
 
     matmul_detail::Reference ref;
     const std::string kind = s.options().text("inputs");
+    // full_fp32 draws random's values and leaves them unrounded (tf32_rna's comment).
+    const bool unrounded = kind == "full_fp32";
+    const std::string values = unrounded ? "random" : kind;
     cudalabs::Tolerance tol = tensor_core_tolerance(k);  // scaled with each new A and B (--inputs)
+    // The cuBLAS row's: tol, plus the truncation bound where its inputs are unrounded.
+    cudalabs::Tolerance library_tol = tol;
     // Inputs from a seed (buffer 1: A, 2: B, 3: the sampled rows) in [-1, 1),
     // times 2^ea and 2^eb for --inputs large and tiny (input_scales_of<T>),
-    // rounded to T; the CPU reference of the rounded values; cuBLAS's C of
-    // them. The first cuBLAS call at a size chooses its algorithm: here,
-    // never inside a traced or timed run.
+    // rounded to T (full_fp32: the device's copy left unrounded); the CPU
+    // reference of the rounded values; cuBLAS's C of them. The first cuBLAS
+    // call at a size chooses its algorithm: here, never inside a traced or
+    // timed run.
     auto make_inputs = [&](std::uint64_t seed) {
-      const auto [ea, eb] = matmul_detail::input_exponents(kind, seed, input_scales_of<T>());
-      std::vector<float> a = matmul_detail::operand_values(kind, a_count, seed, 1, ea);
-      std::vector<float> b = matmul_detail::operand_values(kind, b_count, seed, 2, eb);
+      const auto [ea, eb] = matmul_detail::input_exponents(values, seed, input_scales_of<T>());
+      std::vector<float> a = matmul_detail::operand_values(values, a_count, seed, 1, ea);
+      std::vector<float> b = matmul_detail::operand_values(values, b_count, seed, 2, eb);
       tol = matmul_detail::scaled_tolerance(tensor_core_tolerance(k), ea, eb);
+      library_tol = tol;
+      // What the device gets: the values rounded to T, or for full_fp32 as
+      // drawn; a and b become what the references multiply (the rounded values).
       std::vector<T> a_t(a_count), b_t(b_count);
-      for (std::size_t i = 0; i < a_count; ++i) a[i] = to_float(a_t[i] = to_input<T>(a[i]));
-      for (std::size_t i = 0; i < b_count; ++i) b[i] = to_float(b_t[i] = to_input<T>(b[i]));
-      d_a.upload(a_t);
-      d_b.upload(b_t);
+      auto round_inputs = [&](std::vector<float>& x, std::vector<T>& x_t) {
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          if constexpr (std::is_same_v<T, float>) {
+            if (unrounded) {
+              x_t[i] = x[i];
+              x[i] = tf32_rna(x[i]);
+              continue;
+            }
+          }
+          x[i] = to_float(x_t[i] = to_input<T>(x[i]));
+        }
+      };
+      round_inputs(a, a_t);
+      round_inputs(b, b_t);
+      if (unrounded) library_tol.abs += tf32_truncation_bound(k);
       ref.rows = matmul_detail::rows_to_check(m, n, k, cudalabs::mix_seed(seed, 3));
       ref.exact = matmul_detail::reference_rows(a, transposed(b, n, k), n, k, ref.rows);
+      // cuBLAS's C of the values the references multiply: for full_fp32 the
+      // rounded ones, on the device for this product only (they have none of
+      // the bits a conversion to TF32 drops, so cuBLAS multiplies them however
+      // it converts), then the unrounded ones the variants get.
+      if constexpr (std::is_same_v<T, float>) {
+        d_a.upload(a);  // a_t's values, except for full_fp32
+        d_b.upload(b);
+      } else {
+        d_a.upload(a_t);
+        d_b.upload(b_t);
+      }
       blas.gemm(inputs, d_a.data(), d_b.data(), d_c.data(), m, n, k, s.stream(), true);
       CUDALABS_CHECK(cudaStreamSynchronize(s.stream()));
       ref.library = d_c.download();
+      if (unrounded) {
+        d_a.upload(a_t);
+        d_b.upload(b_t);
+      }
     };
     make_inputs(s.seed());
 
     auto check = [&] { return matmul_detail::check_product(d_c.download(), ref, n, tol); };
+    auto check_library = [&] { return matmul_detail::check_product(d_c.download(), ref, n, library_tol); };
     const cudalabs::Work work{.bytes = static_cast<double>(sizeof(T)) * (static_cast<double>(a_count) + static_cast<double>(b_count)) +
                                        4.0 * m * n,
                               .flops = 2.0 * m * n * k};
@@ -232,7 +322,9 @@ void run_gemm_lab(cudalabs::Session& s) {
 
     row.variant = "cublas";
     row.run = [&](cudaStream_t st) { blas.gemm(inputs, d_a.data(), d_b.data(), d_c.data(), m, n, k, st, true); };
+    row.check = check_library;
     s.measure(row);
+    row.check = check;
     for (const auto& step : steps) {
       if (!s.selected(step.name) || !step.unavailable.empty()) continue;
       row.variant = step.name;
@@ -284,7 +376,7 @@ int main(int argc, char** argv) {
                  .kind = cudalabs::ExtraFlag::Kind::text,
                  .default_value = "fp16",
                  .choices = {"fp16", "bf16", "tf32"}},
-                matmul_inputs_flag()}};
+                tensor_core_inputs_flag()}};
 
   return cudalabs::run_lab(argc, argv, spec, [&](cudalabs::Session& s) {
     const std::string dtype = s.options().text("dtype");
@@ -300,6 +392,9 @@ int main(int argc, char** argv) {
                                    (tf32 ? "it multiplies FP16/BF16 inputs. Example: --dtype fp16 --variant " + v
                                          : "it multiplies FP32 inputs as TF32. Example: --dtype tf32 --variant " + v));
     }
+    if (!tf32 && s.options().text("inputs") == "full_fp32")
+      throw cudalabs::UsageError("--inputs full_fp32 runs with --dtype tf32 only: FP16 and BF16 inputs are rounded "
+                                 "to their type on the host, whatever the kind. Example: --dtype tf32 --inputs full_fp32");
     if (tf32)
       run_gemm_lab<float>(s);
     else if (dtype == "bf16")

@@ -14,13 +14,20 @@
 //     inputs are exactly representable the quantised products are exact;
 //   - the scale layouts against the layout written out element by element
 //     from the output side: per_1x128's k-major [k-block][row] (which
-//     cuBLASLt reads as it is) and cublaslt_128x128's rearrangement.
+//     cuBLASLt reads as it is) and cublaslt_128x128's rearrangement;
+//   - add_zero_groups (--inputs zero_groups): its zero and underflowing
+//     groups get the scale 1 and the codes ±0 where amax / 448 is 0, its
+//     subnormal group a subnormal scale, every other group an ordinary one;
+//     a zero row of A gives a row of C whose bounds are 0; small shapes keep
+//     a group of ordinary values in each matrix.
 #include <cuda_fp8.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include <cudalabs/random.hpp>
@@ -218,6 +225,101 @@ int main() {
       ok = lt_blocks[e] == (kb < kb_count ? static_cast<float>(rb * kb_count + kb + 1) : 0.0f);
     }
     expect(ok, "cuBLASLt 128x128 layout: [row block][k-block padded to 4], k-blocks innermost");
+  }
+
+  // add_zero_groups on A 5 × 272 and B 260 × 272: 3 k-blocks (the last 16
+  // wide), B in 3 row blocks (the last 4 rows).
+  {
+    const int zm = 5, zn = 260, zk = 272;
+    std::vector<float> za = cudalabs::random_floats(static_cast<std::size_t>(zm) * zk, 11);
+    std::vector<float> zb = cudalabs::random_floats(static_cast<std::size_t>(zn) * zk, 12);
+    fp8_ref::add_zero_groups(za, zb, zm, zn, zk, 13);
+    const fp8_ref::Quantised qa = fp8_ref::per_1x128(za, zm, zk), qb = fp8_ref::per_128x128(zb, zn, zk);
+    // Whether group (row, kb) of a [rows × zk] matrix, `height` rows tall, holds only the codes ±0,
+    // and the largest magnitude of its values.
+    auto group_of = [&](const std::vector<float>& x, const fp8_ref::Quantised& q, int row0, int height, int rows, int kb,
+                        float& amax) {
+      bool zero_codes = true;
+      amax = 0;
+      for (int r = row0; r < std::min(rows, row0 + height); ++r)
+        for (int c = kb * 128; c < std::min(zk, (kb + 1) * 128); ++c) {
+          const std::size_t i = static_cast<std::size_t>(r) * zk + c;
+          zero_codes = zero_codes && (q.q[i] & 0x7F) == 0;
+          amax = std::max(amax, std::fabs(x[i]));
+        }
+      return zero_codes;
+    };
+    bool ok = true;
+    for (int r = 0; r < zm; ++r)
+      for (int kb = 0; kb < 3; ++kb) {
+        float amax = 0;
+        const bool zero_codes = group_of(za, qa, r, 1, zm, kb, amax);
+        const float scale = qa.scales[static_cast<std::size_t>(kb) * zm + r];
+        if (r == zm / 2) {
+          ok = ok && amax == 0.0f && scale == 1.0f && zero_codes;  // the zero row
+        } else if (r == 0 && kb == 2) {
+          // Underflowing: subnormals, amax / 448 == 0 (the naive scale), scale_of's 1.
+          ok = ok && amax > 0.0f && amax < std::numeric_limits<float>::min() && amax / 448.0f == 0.0f &&
+               scale == 1.0f && zero_codes;
+        } else if (r == zm - 1 && kb == 0) {
+          // A subnormal scale, not 0 and not 1: the group's codes reach ±448.
+          ok = ok && scale > 0.0f && scale < std::numeric_limits<float>::min() && scale == amax / 448.0f && !zero_codes;
+        } else {
+          ok = ok && amax >= 1.0f / 64 && scale == amax / 448.0f && !zero_codes;
+        }
+      }
+    expect(ok, "zero_groups, A: the zero row and the underflowing group get the scale 1 and codes 0; the subnormal group a subnormal scale");
+    ok = true;
+    for (int rb = 0; rb < 3; ++rb)
+      for (int kb = 0; kb < 3; ++kb) {
+        float amax = 0;
+        const bool zero_codes = group_of(zb, qb, rb * 128, 128, zn, kb, amax);
+        const float scale = qb.scales[static_cast<std::size_t>(rb) * 3 + kb];
+        if (kb == 2)
+          ok = ok && amax == 0.0f && scale == 1.0f && zero_codes;  // the zero slice of k
+        else if (rb == 2 && kb == 0)
+          ok = ok && amax > 0.0f && amax / 448.0f == 0.0f && scale == 1.0f && zero_codes;
+        else
+          ok = ok && amax >= 1.0f / 64 && scale == amax / 448.0f && !zero_codes;
+      }
+    expect(ok, "zero_groups, B: the zero slice of k and the underflowing block get the scale 1 and codes 0");
+    // The zero row of A: a row of C of 0, every bound of it 0 (so C must be 0 there).
+    const fp8_ref::Quantised ta = fp8_ref::per_tensor(za), tb = fp8_ref::per_tensor(zb);
+    const fp8_ref::ProductRows zp = fp8_ref::product_rows({za, zb, ta, tb, qa, qb, zm, zn, zk}, {zm / 2, 0});
+    bool zero_row = true, other_row = false;
+    for (int j = 0; j < zn; ++j) {
+      zero_row = zero_row && zp.exact[j] == 0 && zp.block[j] == 0 && zp.per_tensor[j] == 0 && zp.abs_block[j] == 0 &&
+                 zp.abs_per_tensor[j] == 0 && zp.abs_exact[j] == 0;
+      other_row = other_row || zp.abs_block[static_cast<std::size_t>(zn) + j] > 1.0;
+    }
+    expect(zero_row && other_row, "zero_groups: A's zero row makes a row of C of 0 with bounds 0; row 0 is not");
+
+    // Small shapes: never all of a matrix. A 1 × 128, B 100 × 128 (one group
+    // each): unchanged. A 1 × 256, B 100 × 256: A's last group underflows
+    // (its first stays), B's last slice of k is zero (its first stays).
+    for (const int sk : {128, 256}) {
+      std::vector<float> sa = cudalabs::random_floats(static_cast<std::size_t>(sk), 14);
+      std::vector<float> sb = cudalabs::random_floats(static_cast<std::size_t>(100) * sk, 15);
+      const std::vector<float> sa0 = sa, sb0 = sb;
+      fp8_ref::add_zero_groups(sa, sb, 1, 100, sk, 16);
+      const auto changed = [](const std::vector<float>& x, const std::vector<float>& x0, int from, int to, int width) {
+        bool any = false, all = true;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          const int c = static_cast<int>(i % static_cast<std::size_t>(width));
+          if (c >= from && c < to) any = any || x[i] != x0[i];
+          else all = all && x[i] == x0[i];
+        }
+        return std::pair{any, all};
+      };
+      if (sk == 128) {
+        expect(sa == sa0 && sb == sb0, "zero_groups, one group per matrix: nothing changed");
+      } else {
+        const auto [a_last, a_first_kept] = changed(sa, sa0, 128, 256, sk);
+        const auto [b_last, b_first_kept] = changed(sb, sb0, 128, 256, sk);
+        expect(a_last && a_first_kept && b_last && b_first_kept,
+               "zero_groups, two k-blocks, one row: only the last k-block of A and B changed");
+      }
+    }
   }
 
   if (failures == 0) std::printf("fp8 format: all checks passed\n");

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <cudalabs/math.hpp>
+#include <cudalabs/random.hpp>
 #include <cudalabs/reference.hpp>
 
 #include "fp8_format.hpp"
@@ -100,6 +101,49 @@ inline std::vector<float> cublaslt_128x128(const std::vector<float>& scales, int
     std::copy_n(scales.begin() + static_cast<std::ptrdiff_t>(rb * k_blocks), k_blocks,
                 out.begin() + static_cast<std::ptrdiff_t>(rb * column));
   return out;
+}
+
+// --inputs zero_groups (main.cu): groups that get no scale of their own from
+// their values, written into A [m × k] and B [n × k] where no two overlap,
+// each only where its matrix keeps a group of ordinary values besides (a C of
+// zeros would check nothing):
+//   A: row m/2 all zeros (m >= 3): every 1 × 128 group of a row, the partial
+//      last one included; row 0's last group of subnormals j·2^-149,
+//      |j| <= 63: amax / 448 <= 63·2^-149 / 448 < 2^-151 rounds to 0; row
+//      m-1's first group of subnormals below 2^-132 (m >= 2, k > 128): amax /
+//      448 near 2^-141, a subnormal scale that is not 0;
+//   B: the last 128-wide slice of k all zeros, one 128 × 128 block in every
+//      row block (k > 128); the last row block's first block of j·2^-149.
+// fp8::scale_of gives a zero or underflowing group the scale 1, and its values
+// round to the codes ±0; a quantiser that divides amax by 448 itself stores
+// the scale 0 and the codes ±448 (x / 0) or NaN (0 / 0). The subnormal scale
+// needs IEEE subnormals in the division (no flush to zero). A zero row of A
+// makes a row of C whose bounds are 0 (main.cu): it must be 0.
+inline void add_zero_groups(std::vector<float>& a, std::vector<float>& b, int m, int n, int k, std::uint64_t seed) {
+  const int k_blocks = cudalabs::ceil_div(k, fp8::block), last_kb = k_blocks - 1;
+  const int row_blocks = cudalabs::ceil_div(n, fp8::block);
+  auto columns = [&](int kb) { return std::min(k, (kb + 1) * fp8::block) - kb * fp8::block; };
+  auto group = [&](std::vector<float>& x, int row, int kb) {
+    return x.begin() + static_cast<std::ptrdiff_t>(row) * k + static_cast<std::ptrdiff_t>(kb) * fp8::block;
+  };
+  // One group's values j·2^-149, j in [-63, 63]: exact subnormals.
+  auto underflowing = [&](std::vector<float>& x, int row, int kb, std::uint64_t s) {
+    const std::vector<float> j = cudalabs::random_small_ints(static_cast<std::size_t>(columns(kb)), s, -63, 63);
+    std::transform(j.begin(), j.end(), group(x, row, kb), [](float v) { return std::ldexp(v, -149); });
+  };
+  const int a_groups = m * k_blocks;
+  if (m >= 3) std::fill_n(group(a, m / 2, 0), k, 0.0f);
+  if (a_groups >= 2) underflowing(a, 0, last_kb, cudalabs::mix_seed(seed, 1));
+  if (m >= 2 && k_blocks >= 2) {
+    const std::vector<float> v = cudalabs::random_floats(fp8::block, cudalabs::mix_seed(seed, 2));
+    std::transform(v.begin(), v.end(), group(a, m - 1, 0), [](float x) { return std::ldexp(x, -132); });
+  }
+  const int b_zeroed = k_blocks >= 2 ? row_blocks : 0;
+  if (k_blocks >= 2)
+    for (int r = 0; r < n; ++r) std::fill_n(group(b, r, last_kb), columns(last_kb), 0.0f);
+  if (row_blocks * k_blocks - b_zeroed >= 2)
+    for (int r = (row_blocks - 1) * fp8::block; r < n; ++r)
+      underflowing(b, r, 0, cudalabs::mix_seed(seed, 3 + static_cast<std::uint64_t>(r)));
 }
 
 // The values of the 256 e4m3 codes.

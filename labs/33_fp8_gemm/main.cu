@@ -26,6 +26,10 @@
 // Inputs: uniform in [-1, 1) with outliers, one element in 1024 (drawn from
 // the seed) 100× the rest, as activations and weights have them: a per-tensor
 // scale then spends e4m3's range on a few values, and block scales do not.
+// --inputs zero_groups adds groups with no scale of their own: all-zero 1×128
+// groups of A (a whole row) and 128×128 blocks of B (a whole 128-wide slice of
+// k), and groups of subnormals so small that amax / 448 underflows to 0
+// (fp8_reference.hpp, add_zero_groups): fp8::scale_of gives them the scale 1.
 // The GEMM steps multiply inputs quantised on the CPU (fp8_reference.hpp), so
 // each step is checked on its own, whatever step 1 computes.
 //
@@ -273,9 +277,11 @@ void run_fp8_lab(cudalabs::Session& s) {
     fp8_ref::Quantised qa_tensor, qb_tensor, qa_rows, qb_blocks;
     std::vector<int> rows;
     fp8_ref::ProductRows ref;
+    const bool zero_groups = s.options().text("inputs") == "zero_groups";
     auto make_inputs = [&](std::uint64_t seed) {
       a = inputs_with_outliers(a_count, cudalabs::mix_seed(seed, 1));
       b = inputs_with_outliers(b_count, cudalabs::mix_seed(seed, 2));
+      if (zero_groups) fp8_ref::add_zero_groups(a, b, m, n, k, cudalabs::mix_seed(seed, 4));
       qa_tensor = fp8_ref::per_tensor(a);
       qb_tensor = fp8_ref::per_tensor(b);
       qa_rows = fp8_ref::per_1x128(a, m, k);
@@ -542,7 +548,12 @@ int main(int argc, char** argv) {
                    {"block_scaled", "step 4: step 3 with 1x128 (A) and 128x128 (B) scales applied at each promotion (sm_90a)"},
                    {"cublaslt_fp8_block", "cuBLASLt's own 1x128 / 128x128 block scaling (VEC128_32F / BLK128x128_32F, "
                                           "compute capability 9.0) on block_scaled's inputs: a second library row, "
-                                          "not in the default run until measured; only when --variant names it"}}};
+                                          "not in the default run until measured; only when --variant names it"}},
+      .flags = {value_kinds::inputs_flag_of(
+          "outliers: uniform in [-1, 1), 1 in 1024 of them 100x; zero_groups: the same with all-zero 1x128 groups "
+          "of A (row m/2) and 128x128 blocks of B (the last 128 of k), and groups of subnormals whose amax / 448 "
+          "underflows to 0: scale_of's scale 1, codes 0",
+          {"outliers", "zero_groups"})}};
 
   // k must be a multiple of 16 (FP8 rows of 16-byte multiples for TMA and
   // cuBLASLt): a usage error, found before any device is looked for.
