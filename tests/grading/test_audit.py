@@ -135,11 +135,18 @@ EXPECTED = [
     ("uses_user_object()", "threads", "cudaUserObjectCreate"),
     ("uses_named_locale[abi:cxx11]()", "environment", "std::locale::locale(char const*)"),
     ("uses_event_timer()", "progress_queries", "cudalabs::Event::ms_since("),
+    ("uses_clock_gettime()", "reading_the_clock", "clock_gettime"),
+    ("uses_steady_clock()", "reading_the_clock", "std::chrono::_V2::steady_clock::now()"),
+    ("uses_gettimeofday()", "reading_the_clock", "gettimeofday"),
 ]
 BAD = r"""
 #include <cuda_runtime.h>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <ctime>
+#include <sys/time.h>
+#include <x86intrin.h>
 #include <cstdlib>
 #include <fstream>
 #include <locale>
@@ -178,6 +185,12 @@ bool uses_event_query(cudaEvent_t e) { return cudaEventQuery(e) == cudaSuccess; 
 long uses_syscall() { return syscall(SYS_getpid); }
 long uses_asm_syscall() { long r; asm volatile("syscall" : "=a"(r) : "a"(39L) : "rcx", "r11", "memory"); return r; }
 void uses_device_reset() { cudaDeviceReset(); }
+// A checked run is traced, so each call is slower: a launcher timing its own calls tells them apart.
+long uses_clock_gettime() { timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_nsec; }
+long uses_steady_clock() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
+long uses_gettimeofday() { timeval t; gettimeofday(&t, nullptr); return t.tv_usec; }
+unsigned long long uses_rdtsc() { return __rdtsc(); }
+unsigned long long uses_asm_rdtscp() { unsigned lo, hi, aux; asm volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux)); return (static_cast<unsigned long long>(hi) << 32) | lo; }
 void uses_set_device() { cudaSetDevice(1); }
 int uses_driver_api() { return cuCtxDestroy_v2(nullptr); }
 int uses_curand() { void* g = nullptr; return curandCreateGenerator(&g, 100); }
@@ -501,7 +514,16 @@ class Rejects(unittest.TestCase):
         self.assertEqual(len(lines), 1, "\n".join(self.problems))
         self.assertIn("contains the instruction syscall", lines[0])
         # ... and no other function has one (the launchers' code is clean).
-        self.assertEqual(len([p for p in self.problems if "contains the instruction" in p]), 1)
+        self.assertEqual(len([p for p in self.problems if "contains the instruction sys" in p]), 1)
+
+    def test_inline_assembly_clock(self):
+        # __rdtsc() is GCC's builtin: no import, only the instruction.
+        for function, instruction in (("uses_rdtsc()", "rdtsc"), ("uses_asm_rdtscp()", "rdtscp")):
+            with self.subTest(function=function):
+                lines = [p for p in self.problems if f"{function} contains the instruction" in p]
+                self.assertEqual(len(lines), 1, "\n".join(self.problems))
+                self.assertIn(f"contains the instruction {instruction} (reading the CPU's clock", lines[0])
+        self.assertEqual(len([p for p in self.problems if "contains the instruction rdtsc" in p]), 2)
 
     def test_prefixed_and_data_object_syscalls(self):
         problems = audit.audit_lab(TMP / "hidden", LAB)

@@ -27,7 +27,8 @@ student's objects (nm, objdump, c++filt; stdlib only) and rejects:
   syscalls    a system-call instruction in the host code (syscall, sysenter,
               int $0x80, with any prefix: inline assembly reaching the kernel
               past every rule), every executable section read as code (a data
-              object placed in .text is disassembled too);
+              object placed in .text is disassembled too); the same for the
+              CPU's clock and counters (rdtsc, rdtscp, rdpmc);
   writable code
               a section both writable and executable, or an executable stack
               (code written at run time, which no disassembly reads);
@@ -591,6 +592,14 @@ SYSCALL_INSTRUCTION = Family("syscall_instruction", "reject", rule="a raw system
 WRITABLE_CODE = Family("writable_code", "reject", rule="memory both writable and executable",
                        why="Code written there while the program runs is code the audit never reads.",
                        fix="Remove the assembly that flags a section \"awx\" or the stack executable.")
+CLOCK_INSTRUCTION = Family("clock_instruction", "reject", rule="reading the CPU's clock in inline assembly",
+                           why="A launcher that times its own calls can tell the harness's checked runs (traced: "
+                               "slower to launch) from its timed ones.",
+                           fix="Remove the assembly: the lab's table prints each variant's median time.")
+# The instructions the disassembly looks for, and the rule each breaks.
+INSTRUCTION_FAMILIES = {"syscall": SYSCALL_INSTRUCTION, "sysenter": SYSCALL_INSTRUCTION,
+                        "int $0x80": SYSCALL_INSTRUCTION, "rdtsc": CLOCK_INSTRUCTION, "rdtscp": CLOCK_INSTRUCTION,
+                        "rdpmc": CLOCK_INSTRUCTION}
 REDEFINITION = Family("redefinition", "reject", rule="a redefinition reaching the checking code",
                       why="The linker would take this copy instead, for the harness's own calls too.",
                       fix="Rename it, make it static, or put it in the lab's namespace or an unnamed namespace.")
@@ -692,7 +701,7 @@ def audit(build, lab, allow_file=DEFAULT_ALLOW_FILE):
     problems = Problems()
     report.imports = imports(objects, allow, names, problems)
     library_definitions(objects, allow, names, problems)
-    syscall_instructions(objects, names, problems)
+    forbidden_instructions(objects, names, problems)
     writable_code(objects, problems)
     redefinitions(build, lab, allow, objects, names, problems)
     report.problems = problems.lines()
@@ -752,28 +761,29 @@ def library_definitions(objects, allow, names, problems):
 PREFIX = re.compile(r"^(?:data16|data32|addr16|addr32|[c-gs]s|rex(?:\.\w+)?|rep\w*|lock|notrack|bnd|xacquire|xrelease)$")
 
 
-def system_call(instruction):
-    """The system-call instruction this one is (syscall, sysenter, int $0x80), whatever
-    prefixes it carries; None for any other."""
+def forbidden_instruction(instruction):
+    """The forbidden instruction this one is (a system call, or a read of the CPU's
+    clock or counters), whatever prefixes it carries; None for any other."""
     words = instruction.split()
     while words and PREFIX.match(words[0]):
         words = words[1:]
-    if words[:1] in (["syscall"], ["sysenter"]):
-        return words[0]
     if words[:2] == ["int", "$0x80"]:
         return "int $0x80"
-    return None
+    return words[0] if words and words[0] in INSTRUCTION_FAMILIES else None
 
 
-def syscall_instructions(objects, names, problems):
-    """System-call instructions in the objects' host code (inline assembly)."""
+def forbidden_instructions(objects, names, problems):
+    """System calls and clock reads in the objects' host code (inline assembly)."""
     for o in objects:
         for function, instructions in o.code.instructions.items():
-            found = sorted({c for c in map(system_call, instructions) if c})
-            if found:
-                problems.add(SYSCALL_INSTRUCTION, function,
+            found = sorted({c for c in map(forbidden_instruction, instructions) if c})
+            for family in (SYSCALL_INSTRUCTION, CLOCK_INSTRUCTION):
+                these = [c for c in found if INSTRUCTION_FAMILIES[c] is family]
+                if not these:
+                    continue
+                problems.add(family, function,
                              f"{o.where}: {shown_name(names.get(function, function))} contains the instruction "
-                             f"{', '.join(found)} ({SYSCALL_INSTRUCTION.rule}).")
+                             f"{', '.join(these)} ({family.rule}).")
 
 
 def writable_code(objects, problems):
