@@ -135,6 +135,7 @@ EXPECTED = [
     ("uses_user_object()", "threads", "cudaUserObjectCreate"),
     ("uses_named_locale[abi:cxx11]()", "environment", "std::locale::locale(char const*)"),
     ("uses_event_timer()", "progress_queries", "cudalabs::Event::ms_since("),
+    ("uses_pool_reuse(CUstream_st*, CUstream_st*)", "progress_queries", "cudaMallocAsync"),
     ("uses_clock_gettime()", "reading_the_clock", "clock_gettime"),
     ("uses_steady_clock()", "reading_the_clock", "std::chrono::_V2::steady_clock::now()"),
     ("uses_gettimeofday()", "reading_the_clock", "gettimeofday"),
@@ -185,6 +186,15 @@ bool uses_event_query(cudaEvent_t e) { return cudaEventQuery(e) == cudaSuccess; 
 long uses_syscall() { return syscall(SYS_getpid); }
 long uses_asm_syscall() { long r; asm volatile("syscall" : "=a"(r) : "a"(39L) : "rcx", "r11", "memory"); return r; }
 void uses_device_reset() { cudaDeviceReset(); }
+// A block freed on a held stream comes back at once on another only if the free has run.
+bool uses_pool_reuse(cudaStream_t held, cudaStream_t side) {
+  void* p = nullptr;
+  void* q = nullptr;
+  cudaMallocAsync(&p, 1 << 20, held);
+  cudaFreeAsync(p, held);
+  cudaMallocAsync(&q, 1 << 20, side);
+  return p != q;
+}
 // A checked run is traced, so each call is slower: a launcher timing its own calls tells them apart.
 long uses_clock_gettime() { timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_nsec; }
 long uses_steady_clock() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
