@@ -53,6 +53,16 @@ cudaMemPool_t keeping_pool(int device) {
     CUDALABS_CHECK(cudaMemPoolCreate(&pool, &props));
     std::uint64_t keep_all = UINT64_MAX;
     CUDALABS_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all));
+    // A block freed on one stream goes to an allocation on another only where the
+    // second waits for the free (an event): never "if the free has already run"
+    // (opportunistic reuse) nor by a wait the pool adds on its own. Either would
+    // make the address a launcher gets back an answer to "has that stream reached
+    // the free yet", which tells the harness's held, traced runs from timed ones
+    // (the question the import audit refuses as cudaStreamQuery). Reuse on the
+    // same stream, which a launcher's scratch gets every call, is unaffected.
+    int off = 0;
+    CUDALABS_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolReuseAllowOpportunistic, &off));
+    CUDALABS_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolReuseAllowInternalDependencies, &off));
   }
   return pool;
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <cudalabs/memory.hpp>
+#include <cudalabs/stream_contract.hpp>
 
 using namespace cudalabs;
 
@@ -161,4 +162,40 @@ TEST(RoomToMove, ADeviceTooLargeAnywayDecidesForAll) {
 TEST(RoomToMove, SlackIsAFractionOfTheDeviceWithAFloor) {
   EXPECT_EQ(buffers::move_slack(std::size_t{141} * GiB), std::size_t{141} * GiB / 20);  // H200: ~7 GiB
   EXPECT_EQ(buffers::move_slack(GiB), 64 * MiB);
+}
+
+// stream_alloc's pool: whether a block freed on another stream comes back must
+// not depend on whether that stream has run the free yet, or the address
+// answers "is the stream busy" (a held, traced run) without asking.
+TEST(StreamAlloc, AFreeOnABusyStreamAndADoneOneLookAlike) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU";
+  cudaStream_t held = nullptr, side = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&held, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking), cudaSuccess);
+  constexpr std::size_t bytes = 1 << 20;
+  bool reused_while_busy = false, reused_when_done = false;
+  {
+    StreamContract contract;
+    contract.hold(held);  // held spins until release(): its free cannot have run
+    void* freed = stream_alloc(bytes, "a block freed on a busy stream", held);
+    stream_free(freed, held);
+    void* got = stream_alloc(bytes, "a block on another stream", side);
+    reused_while_busy = got == freed;
+    contract.release();
+    ASSERT_EQ(cudaStreamSynchronize(held), cudaSuccess);
+    stream_free(got, side);
+    ASSERT_EQ(cudaStreamSynchronize(side), cudaSuccess);
+  }
+  void* freed = stream_alloc(bytes, "a block freed on an idle stream", held);
+  stream_free(freed, held);
+  ASSERT_EQ(cudaStreamSynchronize(held), cudaSuccess);  // the free has run
+  void* got = stream_alloc(bytes, "a block on another stream", side);
+  reused_when_done = got == freed;
+  stream_free(got, side);
+  ASSERT_EQ(cudaStreamSynchronize(side), cudaSuccess);
+  EXPECT_EQ(reused_while_busy, reused_when_done)
+      << "the block came back on another stream " << (reused_when_done ? "only once" : "before")
+      << " the free had run: its address tells a busy stream from an idle one";
+  EXPECT_EQ(cudaStreamDestroy(held), cudaSuccess);
+  EXPECT_EQ(cudaStreamDestroy(side), cudaSuccess);
 }
