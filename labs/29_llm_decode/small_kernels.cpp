@@ -161,8 +161,10 @@ void measure_argmax(cudalabs::Session& s, const Model& model, const std::string&
   //          position after it; f is a multiple of 64 in the first quarter of
   //          the vocabulary (0 included: every logit equal), drawn per seed.
   //          The answer is f. The two planted maxima above share a thread of
-  //          a 256-thread grid-stride loop once in 256 draws (rarer with more
-  //          threads); here the thread that reads f reads later maxima too,
+  //          the course kernel's grid-stride loop in about one draw in 340 at
+  //          tiny's 1009 logits over 256 threads (3 of the other 1008
+  //          positions are a's thread's), far fewer at the vocabularies of
+  //          small and 8b; here the thread that reads f reads later maxima too,
   //          whatever its stride (any below 3/4 of the vocabulary) or its runs
   //          of consecutive logits (any length dividing 64: f starts a run),
   //          so a per-thread loop that keeps the last of equal values (>=)

@@ -2,8 +2,8 @@
 // The bug: argmax's per-thread loop compares values alone and keeps the last of equal ones
 // (>=), so a thread that reads the maximum twice offers its later index; the reduction across
 // threads still prefers the lower index, which cannot repair that. The default inputs plant
-// the maximum at two drawn places, in one thread of tiny's 256-thread loop once in 256 draws;
-// the ties run (the maximum at every position from a drawn multiple of 64 on) fails.
+// the maximum at two drawn places, in one thread of tiny's 256-thread loop in about one draw in
+// 340; the ties run (the maximum at every position from a drawn multiple of 64 on) fails.
 #pragma once
 // The other kernels of one decode step of a Llama-style block. At batch 1 each
 // touches a few to a few hundred KB: far too little to keep 132 SMs busy, so
