@@ -20,6 +20,9 @@
 //   persistent       one cooperative launch of a fixed grid that claims 16 KB work items from a global counter
 //   select_positive  cg::coalesced_threads(): copy the positive inputs out, one atomicAdd per warp for the slots
 //
+// Inputs (--inputs, reduction_driver.cuh): uniform, cancel, inf, nan, and for
+// select_positive nonpositive (nothing to keep) and positive (everything).
+//
 // Run: make run LAB=26   (sizes 2^16, 2^20, 2^28; --blocks N fixes the grid of the student kernels)
 #include <cuda_runtime_api.h>
 
