@@ -34,7 +34,9 @@ TEST(MatmulInputs, TheSharedFormulaGivesTheHostsValuesBitForBit) {
         for (const int buffer : {1, 2}) {
           const auto [ea, eb] = input_exponents(kind, seed, scales);
           const int exponent = buffer == 1 ? ea : eb;
-          if (kind != "random") EXPECT_NE(exponent, 0) << kind;
+          if (kind != "random") {
+            EXPECT_NE(exponent, 0) << kind;
+          }
           const std::vector<float> host = operand_values(kind, count, seed, buffer, exponent);
           const OperandDraw draw = operand_draw(kind, seed, buffer, exponent);
           int differ = 0;
