@@ -44,6 +44,17 @@ enum class Mode { off, record, judge };
 void configure(Mode mode, const std::string& dir);
 Mode mode();
 
+// Whether this process computes the references its checks compare with: not a
+// graded program (record), whose checks compare nothing (they pass through to
+// the judge) and whose student code runs in the same process. A reference in
+// its host memory is an answer that code can read (a launcher that finds the
+// harness's expected sum on the stack and writes it into the output with a
+// one-thread kernel: tests/broken/reads_expected), so a lab leaves it
+// uncomputed there: NaN, an empty vector. What else a lab derives from its
+// inputs (a tolerance, a buffer's size, the work a record declares) it keeps.
+// Off, judge: true.
+inline bool keeps_references() { return mode() != Mode::record; }
+
 // Names the observations made while it lives: record `variant` at `size`,
 // step `step`. One at a time (the harness's checks are not nested).
 class Scope {
