@@ -6,7 +6,11 @@
 // not its exit code, not its records. Instead it leaves evidence, and a judge
 // decides:
 //   --evidence DIR  (record) every check the harness makes writes the output
-//                   it compared (the "got" side, as the program saw it) into DIR;
+//                   it compared (the "got" side, as the program saw it) into DIR,
+//                   and compares nothing: a lab that asks keeps_references()
+//                   computes no reference there, so none sits in the memory the
+//                   student's code shares (labs that do not ask still hold one:
+//                   docs/instructor-guide.md, "What remains, said plainly");
 //   --judge DIR     (judge) the same lab, built from the course alone, run with
 //                   the same arguments and seed: it regenerates the inputs,
 //                   computes its own references, and wherever a check compares
