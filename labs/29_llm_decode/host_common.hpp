@@ -22,6 +22,7 @@
 #include <vector>
 
 #include <cudalabs/blas.hpp>
+#include <cudalabs/evidence.hpp>
 #include <cudalabs/lab.hpp>
 #include <cudalabs/math.hpp>
 #include <cudalabs/random.hpp>
