@@ -596,10 +596,9 @@ CLOCK_INSTRUCTION = Family("clock_instruction", "reject", rule="reading the CPU'
                            why="A launcher that times its own calls can tell the harness's checked runs (traced: "
                                "slower to launch) from its timed ones.",
                            fix="Remove the assembly: the lab's table prints each variant's median time.")
-# The instructions the disassembly looks for, and the rule each breaks.
-INSTRUCTION_FAMILIES = {"syscall": SYSCALL_INSTRUCTION, "sysenter": SYSCALL_INSTRUCTION,
-                        "int $0x80": SYSCALL_INSTRUCTION, "rdtsc": CLOCK_INSTRUCTION, "rdtscp": CLOCK_INSTRUCTION,
-                        "rdpmc": CLOCK_INSTRUCTION}
+# The instructions the disassembly looks for, by the rule they break.
+FORBIDDEN_INSTRUCTIONS = ((SYSCALL_INSTRUCTION, ("syscall", "sysenter", "int $0x80")),
+                          (CLOCK_INSTRUCTION, ("rdtsc", "rdtscp", "rdpmc")))
 REDEFINITION = Family("redefinition", "reject", rule="a redefinition reaching the checking code",
                       why="The linker would take this copy instead, for the harness's own calls too.",
                       fix="Rename it, make it static, or put it in the lab's namespace or an unnamed namespace.")
@@ -769,7 +768,7 @@ def forbidden_instruction(instruction):
         words = words[1:]
     if words[:2] == ["int", "$0x80"]:
         return "int $0x80"
-    return words[0] if words and words[0] in INSTRUCTION_FAMILIES else None
+    return words[0] if words and any(words[0] in listed for _, listed in FORBIDDEN_INSTRUCTIONS) else None
 
 
 def forbidden_instructions(objects, names, problems):
@@ -777,8 +776,8 @@ def forbidden_instructions(objects, names, problems):
     for o in objects:
         for function, instructions in o.code.instructions.items():
             found = sorted({c for c in map(forbidden_instruction, instructions) if c})
-            for family in (SYSCALL_INSTRUCTION, CLOCK_INSTRUCTION):
-                these = [c for c in found if INSTRUCTION_FAMILIES[c] is family]
+            for family, listed in FORBIDDEN_INSTRUCTIONS:
+                these = [c for c in found if c in listed]
                 if not these:
                     continue
                 problems.add(family, function,
