@@ -351,6 +351,10 @@ inline void run_matmul_lab(cudalabs::Session& s, const std::vector<MatmulVariant
       a = matmul_detail::operand_values(inputs, a_count, seed, 1, ea);
       b = matmul_detail::operand_values(inputs, b_count, seed, 2, eb);
       draw_inputs(seed);
+      // download() copies on the legacy stream, which does not wait for the
+      // harness's non-blocking one: without this, the copy can read A before
+      // the draw has written it (graded runs on an H200 failed so).
+      CUDALABS_CHECK(cudaStreamSynchronize(s.stream()));
       matmul_detail::require_same_values(d_a, a, "A");
       matmul_detail::require_same_values(d_b, b, "B");
       ref.rows = matmul_detail::rows_to_check(m, n, k, cudalabs::mix_seed(seed, 3));

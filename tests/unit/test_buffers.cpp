@@ -199,3 +199,39 @@ TEST(StreamAlloc, AFreeOnABusyStreamAndADoneOneLookAlike) {
   EXPECT_EQ(cudaStreamDestroy(held), cudaSuccess);
   EXPECT_EQ(cudaStreamDestroy(side), cudaSuccess);
 }
+
+// The same, for a block freed on another stream than the one that allocated it:
+// whether it comes back to its own stream must not depend on whether the
+// freeing stream has run the free yet.
+TEST(StreamAlloc, AFreeFromAnotherStreamLooksTheSameBusyOrDone) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU";
+  cudaStream_t own = nullptr, freeing = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&freeing, cudaStreamNonBlocking), cudaSuccess);
+  constexpr std::size_t bytes = 1 << 20;
+  bool back_while_busy = false, back_when_done = false;
+  {
+    StreamContract contract;
+    contract.hold(freeing);  // the free queued on `freeing` cannot have run
+    void* freed = stream_alloc(bytes, "a block freed on a busy stream", own);
+    stream_free(freed, freeing);
+    void* got = stream_alloc(bytes, "a block on its own stream", own);
+    back_while_busy = got == freed;
+    contract.release();
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    stream_free(got, own);
+    ASSERT_EQ(cudaStreamSynchronize(own), cudaSuccess);
+  }
+  void* freed = stream_alloc(bytes, "a block freed on an idle stream", own);
+  stream_free(freed, freeing);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the free has run
+  void* got = stream_alloc(bytes, "a block on its own stream", own);
+  back_when_done = got == freed;
+  stream_free(got, own);
+  ASSERT_EQ(cudaStreamSynchronize(own), cudaSuccess);
+  EXPECT_EQ(back_while_busy, back_when_done)
+      << "the block came back to its own stream " << (back_when_done ? "only once" : "before")
+      << " the other stream's free had run: its address tells a busy stream from an idle one";
+  EXPECT_EQ(cudaStreamDestroy(own), cudaSuccess);
+  EXPECT_EQ(cudaStreamDestroy(freeing), cudaSuccess);
+}
