@@ -119,7 +119,7 @@ CheckResult observed_compare(std::span<const float> got, std::span<const Expecte
                              bool specials = false) {
   const Observed<float> observed = observe(got);
   if (!observed.missing.empty()) return missing_output(expected.size(), observed.missing);
-  if (evidence::mode() == evidence::Mode::record) return recorded_for_judge(expected.size());
+  if (evidence::mode() == evidence::Mode::record) return recorded_for_judge(got.size());
   return compare(observed.data, expected, tol, specials);
 }
 }  // namespace
@@ -142,7 +142,7 @@ CheckResult check_close_ieee(std::span<const float> got, std::span<const double>
 CheckResult check_bits(std::span<const float> got_here, std::span<const float> expected) {
   const Observed<float> observed = observe(got_here);
   if (!observed.missing.empty()) return missing_output(expected.size(), observed.missing);
-  if (evidence::mode() == evidence::Mode::record) return recorded_for_judge(expected.size());
+  if (evidence::mode() == evidence::Mode::record) return recorded_for_judge(got_here.size());
   const std::span<const float> got = observed.data;
   CheckResult r;
   r.tolerance = {.abs = 0, .rel = 0};

@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cudalabs {
@@ -28,23 +29,37 @@ std::string mib(std::size_t bytes) {
                   ") free of " + mib(total_b) + " (" + cudaGetErrorName(err) + "). Use a smaller size.");
 }
 
-// A stream-ordered pool of the device that keeps what is freed into it. The
-// default pool's release threshold is 0: at every synchronisation it hands
-// freed memory back to the system, and the next cudaMallocAsync maps it again
-// — measured on the H100 (lab 30, results/h100/runs/20261123-2728c0c-30-pairs/), a
-// 130 × 2000 × 77 GEMM whose launcher allocates a padded copy took 0.083 ms,
-// cuBLAS 0.014 ms.
-std::vector<cudaMemPool_t>& keeping_pools() {
-  static std::vector<cudaMemPool_t> pools = [] {
-    int devices = 0;
-    CUDALABS_CHECK(cudaGetDeviceCount(&devices));
-    return std::vector<cudaMemPool_t>(static_cast<std::size_t>(devices), nullptr);
-  }();
+// Stream-ordered pools that keep what is freed into them, one per device and
+// stream. The default pool's release threshold is 0: at every synchronisation
+// it hands freed memory back to the system, and the next cudaMallocAsync maps
+// it again — measured on the H100 (lab 30,
+// results/h100/runs/20261123-2728c0c-30-pairs/), a 130 × 2000 × 77 GEMM whose
+// launcher allocates a padded copy took 0.083 ms, cuBLAS 0.014 ms.
+//
+// One pool per stream, because a pool shared by two streams answers a question
+// the import audit refuses (cudaStreamQuery): a block freed on stream X comes
+// back to an allocation on stream Y once the free is known to have run — after
+// a host synchronisation even with opportunistic reuse and internal
+// dependencies off (measured on an H200: the same address came back on Y after
+// cudaStreamSynchronize(X), never while X was held). The address a launcher
+// got would tell whether the harness had synchronised since its last call. A
+// block freed on X and taken again on X is reuse in stream order, whatever has
+// run: its address says nothing.
+struct KeepingPools {
+  std::mutex mutex;  // lab 32's threads allocate concurrently
+  std::map<std::pair<int, cudaStream_t>, cudaMemPool_t> pools;
+  std::map<void*, cudaStream_t> owner;  // the stream each block was allocated on
+};
+
+KeepingPools& keeping_pools() {
+  static KeepingPools pools;
   return pools;
 }
 
-cudaMemPool_t keeping_pool(int device) {
-  cudaMemPool_t& pool = keeping_pools().at(static_cast<std::size_t>(device));
+cudaMemPool_t keeping_pool(int device, cudaStream_t stream) {
+  KeepingPools& all = keeping_pools();
+  std::lock_guard lock(all.mutex);
+  cudaMemPool_t& pool = all.pools[{device, stream}];
   if (!pool) {
     cudaMemPoolProps props{};
     props.allocType = cudaMemAllocationTypePinned;
@@ -81,13 +96,34 @@ void* stream_alloc(std::size_t bytes, const char* what, cudaStream_t stream) {
     if (err != cudaSuccess) device_alloc_failed("cudaMallocAsync", bytes, what, err);
     return p;
   }
-  const cudaError_t err = cudaMallocFromPoolAsync(&p, bytes, keeping_pool(device), stream);
+  const cudaError_t err = cudaMallocFromPoolAsync(&p, bytes, keeping_pool(device, stream), stream);
   if (err != cudaSuccess) device_alloc_failed("cudaMallocFromPoolAsync", bytes, what, err);
+  std::lock_guard lock(keeping_pools().mutex);
+  keeping_pools().owner[p] = stream;
   return p;
 }
 
 void stream_free(void* p, cudaStream_t stream) {
-  if (p) CUDALABS_CHECK(cudaFreeAsync(p, stream));
+  if (!p) return;
+  cudaStream_t owner = stream;
+  {
+    std::lock_guard lock(keeping_pools().mutex);
+    if (auto it = keeping_pools().owner.find(p); it != keeping_pools().owner.end()) {
+      owner = it->second;
+      keeping_pools().owner.erase(it);
+    }
+  }
+  // Freed on the stream that allocated it, after the work queued on `stream`:
+  // freed into its pool on another stream, the block would come back to the
+  // owner's next allocation once that free was known to have run.
+  if (owner != stream) {
+    cudaEvent_t done = nullptr;
+    CUDALABS_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+    CUDALABS_CHECK(cudaEventRecord(done, stream));
+    CUDALABS_CHECK(cudaStreamWaitEvent(owner, done, 0));
+    CUDALABS_CHECK(cudaEventDestroy(done));
+  }
+  CUDALABS_CHECK(cudaFreeAsync(p, owner));
 }
 
 void device_free(void* p) noexcept {
@@ -200,8 +236,10 @@ NotMoved move_all(const std::map<int, std::size_t>& room_at_start) {
   // What launchers freed into the course's keeping pool (stream_alloc) is
   // free memory for the copies: a launcher's scratch freed before it returns
   // is not memory kept across its calls.
-  for (cudaMemPool_t pool : keeping_pools())
-    if (pool) CUDALABS_CHECK(cudaMemPoolTrimTo(pool, 0));
+  {
+    std::lock_guard lock(keeping_pools().mutex);
+    for (const auto& [device_and_stream, pool] : keeping_pools().pools) CUDALABS_CHECK(cudaMemPoolTrimTo(pool, 0));
+  }
   std::vector<DeviceRoom> devices;
   for (const auto& [device, bytes] : wanted) {
     const auto [free_b, total_b] = free_and_total(device);

@@ -7,19 +7,6 @@
 
 namespace cudalabs {
 
-namespace {
-constexpr std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-// 24 random bits -> [0, 1), exactly representable in float.
-inline float unit_float(std::uint64_t seed, std::size_t i) {
-  return static_cast<float>(splitmix64(seed ^ splitmix64(i)) >> 40) * (1.0f / 16777216.0f);
-}
-}  // namespace
-
 std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t stream) { return splitmix64(seed + 0x632BE59BD9B4E019ull * stream); }
 
 std::uint64_t seed_from_os() {

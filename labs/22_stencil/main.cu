@@ -113,7 +113,8 @@ int main(int argc, char** argv) {
       .flags = {{.name = "steps", .help = "Jacobi steps per run", .default_value = "10", .min = 1, .max = 100000},
                 {.name = "tile-x", .help = "tile width in points = block threads along x", .default_value = "32", .max = 1024},
                 {.name = "tile-y", .help = "block threads along y (tiled_2d: 4 rows of points each)", .default_value = "8", .max = 1024},
-                {.name = "tile-z", .help = "tiled_3d's tile depth in points", .default_value = "4", .max = 1024},
+                {.name = "tile-z", .help = "tiled_3d's tile depth in points", .default_value = "4",
+                 .max = 64},  // a block holds at most 64 threads along z (1024 along x and y)
                 {.name = "z-chunk",
                  .help = "registers_3d's planes per thread block (fewer: more blocks, more re-read chunk edges)",
                  .default_value = std::to_string(lab22::jacobi_3d_registers_default_z_chunk()),

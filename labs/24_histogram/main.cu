@@ -39,6 +39,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <cudalabs/evidence.hpp>
 #include <cudalabs/lab.hpp>
 #include <cudalabs/random.hpp>
 #include <cudalabs/reference.hpp>
@@ -157,7 +158,8 @@ void measure_histograms(cudalabs::Session& s, std::int64_t n, Spread spread) {
       host = byte_samples(n, cudalabs::mix_seed(seed, 1), spread);  // never out_of_range (main)
     else
       host = float_samples(n, cudalabs::mix_seed(seed, 1), spread);
-    expected = histogram_cpu<Sample>(host, bins);
+    // None in a graded program: its launcher could read it (evidence::keeps_references).
+    if (cudalabs::evidence::keeps_references()) expected = histogram_cpu<Sample>(host, bins);
     d_in.upload(host);
   };
   make_inputs(s.seed());

@@ -23,7 +23,11 @@
 // nonpositive (whole numbers -3..0, the float zeros half of them -0.0: the
 // compaction keeps nothing, and a kernel that keeps x >= 0 or tests the sign
 // bit keeps something). Their prefixes are below 3n: exact in int32 and, up to
-// n = 2^24 / 3, in float, in any order of addition.
+// n = 2^24 / 3, in float, in any order of addition. And constant (every element
+// +1, or every one -1, the sign drawn: prefixes ±(i + 1), exact in float up to
+// n = 2^24): every full tile has the same sum, so a look-back that tells a
+// predecessor's new status word from an old one by its value, not by its
+// status, cannot tell them apart.
 //
 // Run: make run LAB=25   (n = 2^20, 2^28; --type int|float, --exclusive, --inputs)
 #include <cub/device/device_scan.cuh>
@@ -67,14 +71,31 @@ inline constexpr std::int64_t max_n = std::int64_t{1} << 29;
 // (the first H100 run showed exactly that: every scan, CUB's too, off by 2^-7).
 inline constexpr float float_grid = 1.0f / 128;
 
-enum class ScanInputs { random, positive, nonpositive };
+enum class ScanInputs { random, positive, nonpositive, constant };
 
 // Whole numbers 1..3 or -3..0 (positive, nonpositive): prefixes up to 3n, exact
-// in float while 3n < 2^24.
+// in float while 3n < 2^24. All +1 or all -1 (constant): prefixes up to n in
+// magnitude, exact while n <= 2^24 (every whole number up to 2^24 is a float;
+// 2^24 + 1 is not).
 inline constexpr std::int64_t max_signed_float_n = (std::int64_t{1} << 24) / 3;
+inline constexpr std::int64_t max_constant_float_n = std::int64_t{1} << 24;
+
+// The largest float n at which every prefix of `kind` is exact (random: max_n,
+// multiples of 2^-7 whose prefixes stay far below 2^17, float_tolerance says why).
+inline std::int64_t max_float_n(ScanInputs kind) {
+  switch (kind) {
+    case ScanInputs::positive:
+    case ScanInputs::nonpositive: return max_signed_float_n;
+    case ScanInputs::constant: return max_constant_float_n;
+    case ScanInputs::random: break;
+  }
+  return max_n;
+}
 
 template <typename T>
 std::vector<T> scan_input(std::int64_t n, std::uint64_t seed, ScanInputs kind) {
+  if (kind == ScanInputs::constant)  // the sign from the seed: fresh inputs change every prefix
+    return std::vector<T>(static_cast<std::size_t>(n), cudalabs::mix_seed(seed, 2) % 2 ? T(-1) : T(1));
   if (kind == ScanInputs::positive) {
     const std::vector<float> draws = cudalabs::random_small_ints(n, seed, 1, 3);
     return std::vector<T>(draws.begin(), draws.end());
@@ -190,10 +211,11 @@ template <typename T>
 void measure_scans(cudalabs::Session& s, const cudalabs::Point& point, bool exclusive, ScanInputs kind) {
   constexpr bool ints = std::is_same_v<T, int>;
   const std::int64_t n = point.at("n");
-  if (!ints && kind != ScanInputs::random && n > max_signed_float_n)
+  if (!ints && n > max_float_n(kind))
     throw cudalabs::UsageError("--inputs " + s.options().text("inputs") + " --type float at n = " + std::to_string(n) +
-                               ": prefixes of up to 3 per element are exact in float only up to n = " +
-                               std::to_string(max_signed_float_n) + ". Use a smaller --size or --type int.");
+                               ": prefixes of elements of magnitude up to " +
+                               (kind == ScanInputs::constant ? "1" : "3") + " are exact in float only up to n = " +
+                               std::to_string(max_float_n(kind)) + ". Use a smaller --size or --type int.");
   const lab25::Element element = ints ? lab25::Element::int32 : lab25::Element::float32;
   // The record's size is n; the type and the kind of scan go with it here.
   const std::map<std::string, double> extra = {{"int", ints ? 1 : 0}, {"exclusive", exclusive ? 1 : 0}};
@@ -335,10 +357,12 @@ int main(int argc, char** argv) {
                 {.name = "inputs",
                  .help = "random: signs mixed (ints in [-3, 3], floats k/128); positive: whole numbers 1..3 (the "
                          "compaction keeps all); nonpositive: whole numbers -3..0, float zeros half -0.0 (it keeps "
-                         "none). positive and nonpositive floats: n at most 2^24 / 3",
+                         "none); constant: every element +1 or every one -1 (the sign drawn), every full tile the "
+                         "same sum (a look-back that tells new status words from old by their value fails). positive "
+                         "and nonpositive floats: n at most 2^24 / 3; constant floats: n at most 2^24",
                  .kind = cudalabs::ExtraFlag::Kind::text,
                  .default_value = "random",
-                 .choices = {"random", "positive", "nonpositive"}}},
+                 .choices = {"random", "positive", "nonpositive", "constant"}}},
   };
   return cudalabs::run_lab(argc, argv, spec, [](cudalabs::Session& s) {
     const std::string type = s.options().text("type");
@@ -348,6 +372,7 @@ int main(int argc, char** argv) {
     const std::string inputs = s.options().text("inputs");
     const ScanInputs kind = inputs == "positive"      ? ScanInputs::positive
                             : inputs == "nonpositive" ? ScanInputs::nonpositive
+                            : inputs == "constant"    ? ScanInputs::constant
                                                       : ScanInputs::random;
     for (const auto& point : s.points()) {
       if (type == "int")

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include <cudalabs/blas.hpp>
+#include <cudalabs/evidence.hpp>
 #include <cudalabs/lab.hpp>
 #include <cudalabs/math.hpp>
 #include <cudalabs/random.hpp>
@@ -66,7 +67,7 @@ struct Settings {
   bool decode_split = true; // the decode step's matvecs: F_dp4a_split (else F_dp4a_rows)
   Format decode_format = Format::q8_0;
   bool quick = false;
-  std::string inputs = "random";  // --inputs: random, large or tiny (inputs_flag in main.cu)
+  std::string inputs = "random";  // --inputs: random, large, tiny or ties (inputs_flag in main.cu)
 };
 
 Settings settings_of(const cudalabs::Options& o);

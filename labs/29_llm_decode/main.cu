@@ -181,8 +181,10 @@ int main(int argc, char** argv) {
                 value_kinds::inputs_flag_of(
                     "the inputs of rmsnorm_quant and argmax (the other rows draw random ones): random; large: "
                     "activations times 2^20..2^40, logits all in [-2^127, -2^100]; tiny: activations times "
-                    "2^-11..2^-7 (mean square near the norm's epsilon), logits in [-2^-80, 2^-80]",
-                    {"random", "large", "tiny"})},
+                    "2^-11..2^-7 (mean square near the norm's epsilon), logits in [-2^-80, 2^-80]; ties (argmax "
+                    "only): the maximum at every position from a drawn one on, whose index is the answer: a thread "
+                    "that keeps the last of equal values fails",
+                    {"random", "large", "tiny", "ties"})},
   };
   if (const int rc = precheck_usage(spec, argc, argv, [](const cudalabs::Options& o) { settings_of(o); }); rc != 0)
     return rc;

@@ -50,8 +50,10 @@ void measure_matvec(cudalabs::Session& s, cudalabs::Cublas& blas, const Settings
     repack_copies(lab29::repack_planar, f, d_w, d_wp, copies, blocks, s.stream());
     d_x.upload(x);
     d_xq.upload(xq);
-    y_float = ref::matvec(w, x);
-    y_int8 = ref::matvec(w, xq);
+    if (cudalabs::evidence::keeps_references()) {  // none in a graded program (evidence::keeps_references)
+      y_float = ref::matvec(w, x);
+      y_int8 = ref::matvec(w, xq);
+    }
     tol = ref::matvec_tolerance(cols, ref::max_abs_value(w), max_abs(x));
     allowance = ref::activation_quantisation_allowance(w, xq);
   };
@@ -96,12 +98,15 @@ void measure_matvec(cudalabs::Session& s, cudalabs::Cublas& blas, const Settings
             // y, and the fp32 matrix bit for bit.
             .check =
                 [&] {
-                  std::vector<float> expected(static_cast<std::size_t>(blocks) * ref::qk);
-                  cudalabs::ref::parallel_for(static_cast<std::size_t>(rows), [&](std::size_t lo, std::size_t hi) {
-                    for (std::size_t r = lo; r < hi; ++r)
-                      for (int c = 0; c < cols; ++c)
-                        expected[r * cols + c] = w.value(static_cast<std::int64_t>(r), c);
-                  }, 1);
+                  std::vector<float> expected;
+                  if (cudalabs::evidence::keeps_references()) {
+                    expected.resize(static_cast<std::size_t>(blocks) * ref::qk);
+                    cudalabs::ref::parallel_for(static_cast<std::size_t>(rows), [&](std::size_t lo, std::size_t hi) {
+                      for (std::size_t r = lo; r < hi; ++r)
+                        for (int c = 0; c < cols; ++c)
+                          expected[r * cols + c] = w.value(static_cast<std::int64_t>(r), c);
+                    }, 1);
+                  }
                   return ref::with_failures(check_fp32(), {ref::labelled(cudalabs::check_close(d_wf.download(), expected,
                                                                                                {.abs = 0, .rel = 0}),
                                                                          "dequantised matrix (bit-exact)")});

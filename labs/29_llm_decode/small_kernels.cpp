@@ -32,17 +32,20 @@ void measure_rmsnorm(cudalabs::Session& s, const Model& model, std::int64_t toke
   //          random inputs (mean(h²) = 2/3) keep both under 1e-5, so a
   //          kernel that drops eps or puts it outside the root fails the
   //          block scales' check (rel 1e-5).
+  // --inputs ties is argmax's alone: random activations here.
   auto new_inputs = [&](std::uint64_t seed) {
-    const int e = value_kinds::kind_exponent(inputs, cudalabs::mix_seed(seed, 4), {20, 40, -11, -7});
+    const int e = inputs == "ties" ? 0 : value_kinds::kind_exponent(inputs, cudalabs::mix_seed(seed, 4), {20, 40, -11, -7});
     const auto x = e == 0 ? cudalabs::random_floats(n, cudalabs::mix_seed(seed, 1))
                           : value_kinds::scaled_floats(n, cudalabs::mix_seed(seed, 1), e);
     const auto delta = e == 0 ? cudalabs::random_floats(n, cudalabs::mix_seed(seed, 2))
                               : value_kinds::scaled_floats(n, cudalabs::mix_seed(seed, 2), e);
     const auto g = cudalabs::random_floats(static_cast<std::size_t>(dim), cudalabs::mix_seed(seed, 3), 0.5f, 1.5f);
-    std::vector<float> h(n);
-    h_exact.resize(n);
-    for (std::size_t i = 0; i < n; ++i) h[i] = x[i] + delta[i], h_exact[i] = static_cast<double>(x[i]) + delta[i];
-    y_exact = ref::rmsnorm(h, g, tokens, dim, model.norm_eps);
+    if (cudalabs::evidence::keeps_references()) {  // none in a graded program (evidence::keeps_references)
+      std::vector<float> h(n);
+      h_exact.resize(n);
+      for (std::size_t i = 0; i < n; ++i) h[i] = x[i] + delta[i], h_exact[i] = static_cast<double>(x[i]) + delta[i];
+      y_exact = ref::rmsnorm(h, g, tokens, dim, model.norm_eps);
+    }
     d_x.upload(x);
     d_delta.upload(delta);
     d_g.upload(g);
@@ -86,8 +89,10 @@ void measure_rope(cudalabs::Session& s, const Model& model, std::int64_t tokens,
   auto new_inputs = [&](std::uint64_t seed) {
     const auto q = cudalabs::random_floats(nq, cudalabs::mix_seed(seed, 1));
     const auto k = cudalabs::random_floats(nk, cudalabs::mix_seed(seed, 2));
-    q_ref = ref::rope(q, inv_freq, static_cast<int>(tokens), pos0, model.q_heads, hd);
-    k_ref = ref::rope(k, inv_freq, static_cast<int>(tokens), pos0, model.kv_heads, hd);
+    if (cudalabs::evidence::keeps_references()) {
+      q_ref = ref::rope(q, inv_freq, static_cast<int>(tokens), pos0, model.q_heads, hd);
+      k_ref = ref::rope(k, inv_freq, static_cast<int>(tokens), pos0, model.kv_heads, hd);
+    }
     tol = ref::rope_tolerance(pos0 + static_cast<int>(tokens) - 1, std::max(max_abs(q), max_abs(k)));
     d_q.upload(q);
     d_k.upload(k);
@@ -123,7 +128,7 @@ void measure_swiglu(cudalabs::Session& s, const Model& model, std::int64_t token
   auto new_inputs = [&](std::uint64_t seed) {
     const auto gate = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 1), -6.0f, 6.0f);
     const auto up = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 2), -2.0f, 2.0f);
-    expected = ref::swiglu(gate, up);
+    if (cudalabs::evidence::keeps_references()) expected = ref::swiglu(gate, up);
     d_gate.upload(gate);
     d_up.upload(up);
   };
@@ -156,17 +161,37 @@ void measure_argmax(cudalabs::Session& s, const Model& model, const std::string&
   //   tiny:  U[-1, 1)·2^e, e in [-100, -80] (normal floats), the planted
   //          maximum 2^e: a comparison with a tolerance (x > best + 1e-6f)
   //          sees every logit as equal.
+  //   ties:  U[-10, 10) before a position f, the maximum at f and at every
+  //          position after it; f is a multiple of 64 in the first quarter of
+  //          the vocabulary (0 included: every logit equal), drawn per seed.
+  //          The answer is f. The two planted maxima above share a thread of
+  //          the course kernel's grid-stride loop in about one draw in 340 at
+  //          tiny's 1009 logits over 256 threads (3 of the other 1008
+  //          positions are a's thread's), far fewer at the vocabularies of
+  //          small and 8b; here the thread that reads f reads later maxima too,
+  //          whatever its stride (any below 3/4 of the vocabulary) or its runs
+  //          of consecutive logits (any length dividing 64: f starts a run),
+  //          so a per-thread loop that keeps the last of equal values (>=)
+  //          answers a later index, even where the reduction across threads
+  //          prefers the lower one.
   auto new_inputs = [&](std::uint64_t seed) {
-    const int e = value_kinds::kind_exponent(inputs, cudalabs::mix_seed(seed, 4), {100, 126, -100, -80});
+    const auto size = static_cast<std::size_t>(n);
+    const bool ties = inputs == "ties";
+    const int e = ties ? 0 : value_kinds::kind_exponent(inputs, cudalabs::mix_seed(seed, 4), {100, 126, -100, -80});
     const bool large = inputs == "large";
-    auto logits = e == 0 ? cudalabs::random_floats(static_cast<std::size_t>(n), cudalabs::mix_seed(seed, 1), -10.0f, 10.0f)
-                         : value_kinds::scaled_floats(static_cast<std::size_t>(n), cudalabs::mix_seed(seed, 1), e,
-                                                      large ? -2.0f : -1.0f, large ? -1.0f : 1.0f);
+    auto logits = e == 0 ? cudalabs::random_floats(size, cudalabs::mix_seed(seed, 1), -10.0f, 10.0f)
+                         : value_kinds::scaled_floats(size, cudalabs::mix_seed(seed, 1), e, large ? -2.0f : -1.0f,
+                                                      large ? -1.0f : 1.0f);
     const float planted = e == 0 ? 12.5f : large ? -std::ldexp(1.0f, e) : std::ldexp(1.0f, e);
-    const auto a = static_cast<int>(cudalabs::mix_seed(seed, 2) % static_cast<std::uint64_t>(n));
-    const auto b = static_cast<int>(cudalabs::mix_seed(seed, 3) % static_cast<std::uint64_t>(n));
-    logits[static_cast<std::size_t>(a)] = logits[static_cast<std::size_t>(b)] = planted;
-    expected = ref::argmax(logits);
+    if (ties) {
+      const std::size_t first = 64 * (cudalabs::mix_seed(seed, 5) % (size / 256 + 1));
+      std::fill(logits.begin() + static_cast<std::ptrdiff_t>(first), logits.end(), planted);
+    } else {
+      const auto a = static_cast<int>(cudalabs::mix_seed(seed, 2) % static_cast<std::uint64_t>(n));
+      const auto b = static_cast<int>(cudalabs::mix_seed(seed, 3) % static_cast<std::uint64_t>(n));
+      logits[static_cast<std::size_t>(a)] = logits[static_cast<std::size_t>(b)] = planted;
+    }
+    if (cudalabs::evidence::keeps_references()) expected = ref::argmax(logits);
     d_logits.upload(logits);
   };
   new_inputs(s.seed());

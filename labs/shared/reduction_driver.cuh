@@ -29,6 +29,7 @@
 
 #include <cub/device/device_reduce.cuh>
 
+#include <cudalabs/evidence.hpp>
 #include <cudalabs/lab.hpp>
 #include <cudalabs/math.hpp>
 #include <cudalabs/random.hpp>
@@ -55,10 +56,10 @@ inline cudalabs::VariantInfo cub_variant() {
 }
 
 // --inputs: which values are summed (SumProblem says why each).
-enum class SumInputs { uniform, cancel, inf, nan, nonpositive };
+enum class SumInputs { uniform, cancel, inf, nan, nonpositive, positive };
 
 inline const std::vector<std::string>& sum_input_names() {
-  static const std::vector<std::string> names = {"uniform", "cancel", "inf", "nan", "nonpositive"};
+  static const std::vector<std::string> names = {"uniform", "cancel", "inf", "nan", "nonpositive", "positive"};
   return names;
 }
 
@@ -66,7 +67,8 @@ inline cudalabs::ExtraFlag inputs_flag() {
   return {.name = "inputs",
           .help = "uniform: floats in [-1, 1); cancel: 3/4 of them +v/-v pairs, v in [512, 1024), that cancel exactly, "
                   "the rest in [0, 1); inf: uniform, the last one +Inf (the sum is +Inf); nan: uniform, one NaN "
-                  "(the sum is NaN); nonpositive: multiples of 1/8 in [-1, 0], some of them -0.0 and +0.0",
+                  "(the sum is NaN); nonpositive: multiples of 1/8 in [-1, 0], some of them -0.0 and +0.0; "
+                  "positive: multiples of 1/4 in (0, 1] (lab 26's select_positive keeps every one)",
           .kind = cudalabs::ExtraFlag::Kind::text,
           .default_value = "uniform",
           .choices = sum_input_names()};
@@ -78,7 +80,7 @@ inline SumInputs sum_inputs(const cudalabs::Session& s) {
   const auto at = std::find(names.begin(), names.end(), kind);
   if (at == names.end())
     throw cudalabs::UsageError("--inputs " + kind + ": no such input kind. Use one of uniform, cancel, inf, nan, "
-                               "nonpositive.");
+                               "nonpositive, positive.");
   return static_cast<SumInputs>(at - names.begin());
 }
 
@@ -140,7 +142,10 @@ inline std::vector<float> cancelling_floats(std::int64_t n, std::uint64_t seed) 
 // element, fails. --inputs nonpositive (value_kinds::nonpositive_floats):
 // multiples of 1/8 in [-1, 0], some ±0: exact in any order while the sum stays
 // below 2^21, about n = 2^22 (the uniform tolerance holds beyond), and nothing for lab 26's select_positive to
-// keep, where a test of x >= 0 or of the sign bit keeps the zeros.
+// keep, where a test of x >= 0 or of the sign bit keeps the zeros. --inputs positive
+// (value_kinds::positive_floats): multiples of 1/4 in (0, 1], exact in any order up to
+// n = 2^22, and everything for select_positive to keep: every coalesced group a whole
+// warp, the count n, where random inputs select about half of each warp.
 //
 // The input starts `offset` floats into its buffer (lab 07's --offset, to test
 // loads that are not 16-byte aligned); the floats before it and the 4 after it
@@ -159,11 +164,13 @@ class SumProblem {
   }
 
   // The input values drawn from `seed` (buffer 1: mix_seed(seed, 1)), uploaded
-  // between the NaN guards, and their sum. The harness calls it with a fresh seed
-  // before its last check.
+  // between the NaN guards, and their sum: NaN in a graded program, which keeps
+  // no reference for a launcher to find (evidence::keeps_references). The
+  // harness calls it with a fresh seed before its last check.
   void new_inputs(std::uint64_t seed) {
     const std::vector<float> host = values(seed);
-    expected_ = cudalabs::ref::sum(host);
+    expected_ = cudalabs::evidence::keeps_references() ? cudalabs::ref::sum(host)
+                                                       : std::numeric_limits<double>::quiet_NaN();
     CUDALABS_CHECK(cudaMemcpy(storage_.data() + offset_, host.data(), n_ * sizeof(float), cudaMemcpyHostToDevice));
     // A copy from pageable memory may return before its DMA lands, and the lab
     // runs on a stream that does not wait for the legacy stream: wait here.
@@ -192,6 +199,7 @@ class SumProblem {
         return value_kinds::uniform_with(size, buffer, -1.0f, 1.0f, value_kinds::drawn_index(size, buffer),
                                          std::numeric_limits<float>::quiet_NaN());
       case SumInputs::nonpositive: return value_kinds::nonpositive_floats(size, buffer);
+      case SumInputs::positive: return value_kinds::positive_floats(size, buffer);
       case SumInputs::uniform: break;
     }
     return cudalabs::random_floats(n_, buffer, -1.0f, 1.0f);

@@ -14,6 +14,8 @@
 //                        07, 26)
 //   nonpositive_floats   multiples of 1/8 in [-1, 0], a ninth of them ±0:
 //                        nothing is positive (26's select_positive keeps none)
+//   positive_floats      multiples of 1/4 in (0, 1]: everything is positive
+//                        (26's select_positive keeps all)
 //   out_of_range_floats  samples for a half-open range [lo, hi): most inside it
 //                        on its 2^24-step grid, its two edges, and a quarter
 //                        outside: hi itself, just past either end, ±Inf, NaN,
@@ -153,6 +155,17 @@ inline std::vector<float> nonpositive_floats(std::size_t n, std::uint64_t seed, 
   std::vector<float> x = cudalabs::random_small_ints(n, cudalabs::mix_seed(seed, 1), -steps, 0);
   const auto sign = cudalabs::random_floats(n, cudalabs::mix_seed(seed, 2), 0.0f, 1.0f);
   for (std::size_t i = 0; i < n; ++i) x[i] = x[i] == 0.0f ? (sign[i] < 0.5f ? 0.0f : -0.0f) : x[i] * step;
+  return x;
+}
+
+// n values k·step, k in 1..steps (drawn): every one positive, so a selection of
+// x > 0 keeps them all. On a grid, so a sum of them is exact in float, in any
+// order, while n·steps <= 2^24 (every partial sum is at most n·steps·step, a
+// whole number of steps): with the defaults, multiples of 1/4 in (0, 1], up to
+// n = 2^22.
+inline std::vector<float> positive_floats(std::size_t n, std::uint64_t seed, int steps = 4, float step = 0.25f) {
+  std::vector<float> x = cudalabs::random_small_ints(n, cudalabs::mix_seed(seed, 1), 1, steps);
+  for (float& v : x) v *= step;
   return x;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <cudalabs/memory.hpp>
+#include <cudalabs/stream_contract.hpp>
 
 using namespace cudalabs;
 
@@ -161,4 +162,76 @@ TEST(RoomToMove, ADeviceTooLargeAnywayDecidesForAll) {
 TEST(RoomToMove, SlackIsAFractionOfTheDeviceWithAFloor) {
   EXPECT_EQ(buffers::move_slack(std::size_t{141} * GiB), std::size_t{141} * GiB / 20);  // H200: ~7 GiB
   EXPECT_EQ(buffers::move_slack(GiB), 64 * MiB);
+}
+
+// stream_alloc's pool: whether a block freed on another stream comes back must
+// not depend on whether that stream has run the free yet, or the address
+// answers "is the stream busy" (a held, traced run) without asking.
+TEST(StreamAlloc, AFreeOnABusyStreamAndADoneOneLookAlike) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU";
+  cudaStream_t held = nullptr, side = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&held, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking), cudaSuccess);
+  constexpr std::size_t bytes = 1 << 20;
+  bool reused_while_busy = false, reused_when_done = false;
+  {
+    StreamContract contract;
+    contract.hold(held);  // held spins until release(): its free cannot have run
+    void* freed = stream_alloc(bytes, "a block freed on a busy stream", held);
+    stream_free(freed, held);
+    void* got = stream_alloc(bytes, "a block on another stream", side);
+    reused_while_busy = got == freed;
+    contract.release();
+    ASSERT_EQ(cudaStreamSynchronize(held), cudaSuccess);
+    stream_free(got, side);
+    ASSERT_EQ(cudaStreamSynchronize(side), cudaSuccess);
+  }
+  void* freed = stream_alloc(bytes, "a block freed on an idle stream", held);
+  stream_free(freed, held);
+  ASSERT_EQ(cudaStreamSynchronize(held), cudaSuccess);  // the free has run
+  void* got = stream_alloc(bytes, "a block on another stream", side);
+  reused_when_done = got == freed;
+  stream_free(got, side);
+  ASSERT_EQ(cudaStreamSynchronize(side), cudaSuccess);
+  EXPECT_EQ(reused_while_busy, reused_when_done)
+      << "the block came back on another stream " << (reused_when_done ? "only once" : "before")
+      << " the free had run: its address tells a busy stream from an idle one";
+  EXPECT_EQ(cudaStreamDestroy(held), cudaSuccess);
+  EXPECT_EQ(cudaStreamDestroy(side), cudaSuccess);
+}
+
+// The same, for a block freed on another stream than the one that allocated it:
+// whether it comes back to its own stream must not depend on whether the
+// freeing stream has run the free yet.
+TEST(StreamAlloc, AFreeFromAnotherStreamLooksTheSameBusyOrDone) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU";
+  cudaStream_t own = nullptr, freeing = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&freeing, cudaStreamNonBlocking), cudaSuccess);
+  constexpr std::size_t bytes = 1 << 20;
+  bool back_while_busy = false, back_when_done = false;
+  {
+    StreamContract contract;
+    contract.hold(freeing);  // the free queued on `freeing` cannot have run
+    void* freed = stream_alloc(bytes, "a block freed on a busy stream", own);
+    stream_free(freed, freeing);
+    void* got = stream_alloc(bytes, "a block on its own stream", own);
+    back_while_busy = got == freed;
+    contract.release();
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    stream_free(got, own);
+    ASSERT_EQ(cudaStreamSynchronize(own), cudaSuccess);
+  }
+  void* freed = stream_alloc(bytes, "a block freed on an idle stream", own);
+  stream_free(freed, freeing);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the free has run
+  void* got = stream_alloc(bytes, "a block on its own stream", own);
+  back_when_done = got == freed;
+  stream_free(got, own);
+  ASSERT_EQ(cudaStreamSynchronize(own), cudaSuccess);
+  EXPECT_EQ(back_while_busy, back_when_done)
+      << "the block came back to its own stream " << (back_when_done ? "only once" : "before")
+      << " the other stream's free had run: its address tells a busy stream from an idle one";
+  EXPECT_EQ(cudaStreamDestroy(own), cudaSuccess);
+  EXPECT_EQ(cudaStreamDestroy(freeing), cudaSuccess);
 }

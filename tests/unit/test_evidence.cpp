@@ -43,6 +43,31 @@ const std::vector<double> sum_of_three = {6.0};
 
 }  // namespace
 
+TEST_F(Evidence, AGradedProgramKeepsNoReference) {
+  // A graded program computes no reference (its student code could read it),
+  // so its checks get an empty expected side: they still record every output,
+  // and count the outputs recorded. A judge and a plain run keep theirs.
+  EXPECT_TRUE(evidence::keeps_references());
+  evidence::configure(evidence::Mode::record, dir_.string());
+  EXPECT_FALSE(evidence::keeps_references());
+  const CheckResult graded = first_check({5.0f}, {});
+  EXPECT_TRUE(graded.passed);
+  EXPECT_EQ(graded.count, 1u);
+  std::vector<unsigned> counts = {3, 0, 7};
+  {
+    evidence::Scope scope("cub", "n=3", "repeat");
+    const CheckResult exact = check_exact<unsigned, std::uint64_t>(std::span<const unsigned>(counts), {});
+    EXPECT_TRUE(exact.passed);
+    EXPECT_EQ(exact.count, 3u);
+  }
+  evidence::configure(evidence::Mode::judge, dir_.string());
+  EXPECT_TRUE(evidence::keeps_references());
+  const CheckResult judged = first_check({6.0f}, sum_of_three);
+  EXPECT_FALSE(judged.passed);
+  ASSERT_EQ(judged.first_bad.size(), 1u);
+  EXPECT_EQ(judged.first_bad[0].got, 5.0);
+}
+
 TEST_F(Evidence, TheJudgeComparesWhatTheGradedProgramWrote) {
   // The graded program's kernel was wrong (5 for 6). The graded program
   // compares nothing (its verdict would count for nothing): it says so, and

@@ -92,6 +92,17 @@ TEST(ValueKinds, NonpositiveHoldsNothingPositiveAndBothZeros) {
   EXPECT_GT(std::count_if(w.begin(), w.end(), [](float v) { return bits(v) == 0x80000000u; }), 800);
 }
 
+TEST(ValueKinds, PositiveHoldsOnlyPositiveValuesOnTheGrid) {
+  const auto x = value_kinds::positive_floats(10000, 4);
+  EXPECT_TRUE(std::all_of(x.begin(), x.end(), [](float v) { return v > 0.0f && v <= 1.0f; }));
+  for (float v : {0.25f, 0.5f, 0.75f, 1.0f}) EXPECT_GT(std::count(x.begin(), x.end(), v), 2000) << v;
+  EXPECT_NE(x, value_kinds::positive_floats(10000, 5));
+  // Whole numbers 1..3.
+  const auto w = value_kinds::positive_floats(10000, 4, 3, 1.0f);
+  for (float v : {1.0f, 2.0f, 3.0f}) EXPECT_GT(std::count(w.begin(), w.end(), v), 2800) << v;
+  EXPECT_TRUE(std::all_of(w.begin(), w.end(), [](float v) { return v >= 1.0f && v <= 3.0f; }));
+}
+
 TEST(ValueKinds, OutOfRangeSamplesAreOutsideOrOnTheGrid) {
   const float lo = -4.0f, hi = 4.0f, step = 8.0f / 16777216.0f;
   const auto x = value_kinds::out_of_range_floats(100000, 8, lo, hi);

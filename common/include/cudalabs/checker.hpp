@@ -114,6 +114,8 @@ Tolerance dot_tolerance(std::int64_t k, double magnitude = 1.0);
 // A graded program (--evidence) compares nothing itself: its verdict counts for
 // nothing (evidence.hpp), so it leaves the output for the judge and moves on.
 // Comparing there too would double the cost of every check in a graded run.
+// `count` is the outputs it recorded: a graded program keeps no reference
+// (evidence::keeps_references), so the expected side may be empty there.
 CheckResult recorded_for_judge(std::size_t count);
 
 namespace detail {
@@ -160,7 +162,7 @@ template <typename Got, typename Expected>
 CheckResult check_exact(std::span<const Got> got_here, std::span<const Expected> expected) {
   const Observed<Got> observed = observe(got_here);
   if (!observed.missing.empty()) return missing_output(expected.size(), observed.missing);
-  if (evidence::mode() == evidence::Mode::record) return recorded_for_judge(expected.size());
+  if (evidence::mode() == evidence::Mode::record) return recorded_for_judge(got_here.size());
   const std::span<const Got> got = observed.data;
   if (got.size() != expected.size()) {
     CheckResult r;

@@ -6,7 +6,11 @@
 // not its exit code, not its records. Instead it leaves evidence, and a judge
 // decides:
 //   --evidence DIR  (record) every check the harness makes writes the output
-//                   it compared (the "got" side, as the program saw it) into DIR;
+//                   it compared (the "got" side, as the program saw it) into DIR,
+//                   and compares nothing: a lab that asks keeps_references()
+//                   computes no reference there, so none sits in the memory the
+//                   student's code shares (labs that do not ask still hold one:
+//                   docs/instructor-guide.md, "What remains, said plainly");
 //   --judge DIR     (judge) the same lab, built from the course alone, run with
 //                   the same arguments and seed: it regenerates the inputs,
 //                   computes its own references, and wherever a check compares
@@ -43,6 +47,17 @@ enum class Mode { off, record, judge };
 // Record mode creates DIR if needed; judge mode requires it to exist.
 void configure(Mode mode, const std::string& dir);
 Mode mode();
+
+// Whether this process computes the references its checks compare with: not a
+// graded program (record), whose checks compare nothing (they pass through to
+// the judge) and whose student code runs in the same process. A reference in
+// its host memory is an answer that code can read (a launcher that finds the
+// harness's expected sum on the stack and writes it into the output with a
+// one-thread kernel: tests/broken/reads_expected), so a lab leaves it
+// uncomputed there: NaN, an empty vector. What else a lab derives from its
+// inputs (a tolerance, a buffer's size, the work a record declares) it keeps.
+// Off, judge: true.
+inline bool keeps_references() { return mode() != Mode::record; }
 
 // Names the observations made while it lives: record `variant` at `size`,
 // step `step`. One at a time (the harness's checks are not nested).

@@ -22,7 +22,10 @@ void device_free(void* p) noexcept;
 // Stream-ordered scratch memory for a launcher (cudaMallocFromPoolAsync):
 // usable by work queued on `stream` after the call, freed in stream order by
 // stream_free. From a pool that keeps freed memory for the next call, so that
-// a launcher timed in a loop does not pay the system's mapping every call.
+// a launcher timed in a loop does not pay the system's mapping every call;
+// one pool per stream, so that a block comes back only in stream order
+// (memory.cpp says why). stream_free frees on the stream that allocated the
+// block, after the work queued on the stream it is given.
 // On a stream being captured into a graph: a memory node of the graph.
 void* stream_alloc(std::size_t bytes, const char* what, cudaStream_t stream);
 void stream_free(void* p, cudaStream_t stream);
