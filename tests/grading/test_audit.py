@@ -20,6 +20,10 @@ object, with g++) into fake builds in a temporary folder, then checks that:
     the environment's LANG) and the course's event timer (cudalabs::Event::ms_since:
     cudaEventElapsedTime's "not ready"); and CUB's device-wide reduction
     (instantiated in the kernel file), while CUB's block-level reduction is accepted;
+    memory both the host and a kernel see: cudaHostAlloc, cudaMallocManaged,
+    cudaHostRegister, and a __managed__ variable (nvcc's registration of it);
+  - a lab folder with no object of the kernel files (and no device code) is not
+    accepted: the audit accepts only what it has read;
   - a system call with prefixes (data16 cs syscall) and one in machine code kept as
     a const array in an executable section are found; a section both writable and
     executable and an executable stack are rejected, and the clean file has neither;
@@ -139,6 +143,9 @@ EXPECTED = [
     ("uses_clock_gettime()", "reading_the_clock", "clock_gettime"),
     ("uses_steady_clock()", "reading_the_clock", "std::chrono::_V2::steady_clock::now()"),
     ("uses_gettimeofday()", "reading_the_clock", "gettimeofday"),
+    ("uses_mapped_flag()", "host_visible_memory", "cudaHostAlloc"),
+    ("uses_managed_counter()", "host_visible_memory", "cudaMallocManaged"),
+    ("uses_registered_stack(CUstream_st*)", "host_visible_memory", "cudaHostRegister"),
 ]
 BAD = r"""
 #include <cuda_runtime.h>
@@ -199,6 +206,14 @@ bool uses_pool_reuse(cudaStream_t held, cudaStream_t side) {
 long uses_clock_gettime() { timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_nsec; }
 long uses_steady_clock() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
 long uses_gettimeofday() { timeval t; gettimeofday(&t, nullptr); return t.tv_usec; }
+// Memory both sides see: a kernel spinning on a word the host sets, or counting while the host looks.
+int* uses_mapped_flag() { void* p = nullptr; cudaHostAlloc(&p, 4, cudaHostAllocMapped); return static_cast<int*>(p); }
+int* uses_managed_counter() { void* p = nullptr; cudaMallocManaged(&p, 4); return static_cast<int*>(p); }
+void uses_registered_stack(cudaStream_t s) {
+  int word = 0;
+  cudaHostRegister(&word, sizeof word, cudaHostRegisterMapped);
+  cudaMemsetAsync(&word, 1, sizeof word, s);
+}
 unsigned long long uses_rdtsc() { return __rdtsc(); }
 unsigned long long uses_asm_rdtscp() { unsigned lo, hi, aux; asm volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux)); return (static_cast<unsigned long long>(hi) << 32) | lo; }
 void uses_set_device() { cudaSetDevice(1); }
@@ -266,6 +281,12 @@ asm(".section .scratch_code,\"awx\",@progbits\n.zero 64\n.previous");
 
 # CUB's device-wide algorithms are a library call (CUB is header-only: the kernel
 # file instantiates them); its block-level primitives are device code and fine.
+# A __managed__ variable: no call in the source, nvcc's start-up code registers it.
+MANAGED = r"""
+__managed__ unsigned long long ticks;  // a kernel counts into it while the host looks
+__global__ void count_kernel() { while (true) atomicAdd(&ticks, 1ull); }
+"""
+
 CUB = r"""
 #include <cub/block/block_reduce.cuh>
 #include <cub/device/device_reduce.cuh>
@@ -372,7 +393,7 @@ def compile_all():
     # The CUB case without NVTX (CCCL_DISABLE_NVTX): CUB's device-wide headers bring NVTX's
     # loader (dlopen, getenv: rejected too), but this case is about the library itself.
     jobs = {"cub": (nvcc + ["-DCCCL_DISABLE_NVTX"], CUB), "clean": (nvcc, CLEAN), "bad": (nvcc, BAD),
-            "redefine": (nvcc, REDEFINE), "hidden": (nvcc, HIDDEN), "writable": (nvcc, WRITABLE), "course_lib": (gxx, COURSE_LIB), "course_main": (gxx, COURSE_MAIN)}
+            "redefine": (nvcc, REDEFINE), "hidden": (nvcc, HIDDEN), "writable": (nvcc, WRITABLE), "managed": (nvcc, MANAGED), "course_lib": (gxx, COURSE_LIB), "course_main": (gxx, COURSE_MAIN)}
     # Assembled as the grader's build of a submission assembles (sources.ASSEMBLER_ENV).
     jobs.update({name: (nvcc, text) for name, text in ASSEMBLED.items()})
 
@@ -410,7 +431,7 @@ def setUpModule():
     global TMP
     TMP = Path(tempfile.mkdtemp(prefix="cudalabs-audit-test-"))
     compile_all()
-    for name in ("clean", "bad", "redefine", "cub", "hidden", "writable"):
+    for name in ("clean", "bad", "redefine", "cub", "hidden", "writable", "managed"):
         fake_build(name, [name])
 
 
@@ -552,6 +573,18 @@ class Rejects(unittest.TestCase):
         # The clean kernel file has neither (nvcc's own sections, its stack note).
         self.assertFalse([p for p in audit.audit_lab(TMP / "clean", LAB) if rule in p])
 
+    def test_a_lab_without_student_code_is_not_accepted(self):
+        (TMP / "nothing" / "labs" / LAB).mkdir(parents=True, exist_ok=True)
+        problems = audit.audit_lab(TMP / "nothing", LAB)
+        self.assertEqual(len(problems), 1, "\n".join(problems))
+        self.assertIn(f"({audit.NOTHING_FOUND.rule})", problems[0])
+
+    def test_managed_variable(self):
+        problems = audit.audit_lab(TMP / "managed", LAB)
+        lines = [p for p in problems if "calls __cudaRegisterManagedVar" in p]
+        self.assertEqual(len(lines), 1, "\n".join(problems))
+        self.assertIn(f"({self.rule('host_visible_memory')})", lines[0])
+
     def test_cub_device_wide_algorithm(self):
         problems = audit.audit_lab(TMP / "cub", LAB)
         lines = [p for p in problems if "host function of cub (" in p]
@@ -577,7 +610,10 @@ class Rejects(unittest.TestCase):
     def test_course_archives_are_not_audited(self):
         path = allow_list_with(f'[labs.{LAB}]\nwhy = "a test"\ncourse_archives = ["lib{LAB}_kernels.a"]\n')
         self.assertEqual(audit.student_archives(TMP / "bad", LAB, path), [])
-        self.assertEqual(audit.audit_lab(TMP / "bad", LAB, path), [])
+        # None of bad's calls is judged; with no archive of the student's left, that is the one problem.
+        problems = audit.audit_lab(TMP / "bad", LAB, path)
+        self.assertEqual(len(problems), 1, "\n".join(problems))
+        self.assertIn(f"({audit.NOTHING_FOUND.rule})", problems[0])
 
     def test_misspelt_key_is_an_error(self):
         path = allow_list_with('[reject.typo]\nrule = "x"\nwhy = "x"\ndemangeld = ["fopen"]\n')

@@ -592,6 +592,10 @@ SYSCALL_INSTRUCTION = Family("syscall_instruction", "reject", rule="a raw system
 WRITABLE_CODE = Family("writable_code", "reject", rule="memory both writable and executable",
                        why="Code written there while the program runs is code the audit never reads.",
                        fix="Remove the assembly that flags a section \"awx\" or the stack executable.")
+NOTHING_FOUND = Family("nothing_found", "reject", rule="no student code found",
+                       why="The build holds no object of the lab's kernel files to read, so nothing could be "
+                           "judged; a lab is accepted only for what the audit has read.",
+                       fix="Rebuild the lab: its kernel files compile into build/labs/LAB/lib*_kernels.a.")
 CLOCK_INSTRUCTION = Family("clock_instruction", "reject", rule="reading the CPU's clock in inline assembly",
                            why="A launcher that times its own calls can tell the harness's checked runs (traced: "
                                "slower to launch) from its timed ones.",
@@ -693,6 +697,9 @@ def audit(build, lab, allow_file=DEFAULT_ALLOW_FILE):
         # (lab 19) is judged by what it calls outside itself.
         report.device_images = device_images(build, lab, allow)
         problems = Problems()
+        if not report.device_images:
+            problems.add(NOTHING_FOUND, "", f"{Path(build) / 'labs' / lab}: no static library of the kernel files "
+                                            f"and no device code of them ({NOTHING_FOUND.rule}).")
         device_calls(report.device_images, allow, problems)
         report.problems = problems.lines()
         return report
