@@ -424,7 +424,11 @@ std::string help_text(const LabSpec& spec) {
       std::string n = "--" + f.name + (f.kind == ExtraFlag::Kind::toggle ? "" : f.kind == ExtraFlag::Kind::integer ? " N" : " TEXT");
       n.resize(std::max<std::size_t>(n.size(), 18), ' ');
       const std::string one_of = f.choices.empty() ? "" : "; one of " + join(f.choices, ", ");
-      s += "  " + n + "  " + f.help + (f.default_value.empty() ? "" : " (default " + f.default_value + one_of + ")") + "\n";
+      // An integer flag's bounds where the lab sets them (the parser's error names them too).
+      const bool bounded = f.kind == ExtraFlag::Kind::integer && (f.min != 1 || f.max != ExtraFlag{}.max);
+      const std::string range = bounded ? "; " + std::to_string(f.min) + " to " + std::to_string(f.max) : "";
+      s += "  " + n + "  " + f.help +
+           (f.default_value.empty() ? "" : " (default " + f.default_value + one_of + range + ")") + "\n";
     }
   }
   s += R"(
