@@ -44,7 +44,7 @@ template <typename Input, typename Accumulator, int Tile>
 struct TemplateMatmulRules {
   static_assert(MatmulInput<Input>,
                 "template_matmul: Input must be float or __half (the MatmulInput concept). For other element "
-                "types convert the matrices first (as matmul_to_half does), or add the type to MatmulInput "
+                "types convert the matrices first (as the harness's matmul_draw_kernel does for __half), or add the type to MatmulInput "
                 "and check that the conversion to the Accumulator is exact.");
   static_assert(sizeof(Accumulator) >= sizeof(Input),
                 "template_matmul: the Accumulator is narrower than the Input type, so every product would be "

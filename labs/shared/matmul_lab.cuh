@@ -129,17 +129,6 @@ inline cudalabs::Tolerance scaled_tolerance(cudalabs::Tolerance unit, int ea, in
 
 }  // namespace matmul_detail
 
-// FP32 -> FP16, round to nearest even: the inputs of lab 09's FP16 variant.
-__global__ void matmul_to_half_kernel(const float* __restrict__ in, __half* __restrict__ out, std::int64_t n) {
-  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = __float2half_rn(in[i]);
-}
-
-inline void matmul_to_half(const float* in, __half* out, std::int64_t n, cudaStream_t stream) {
-  matmul_to_half_kernel<<<static_cast<unsigned>(cudalabs::ceil_div<std::int64_t>(n, 256)), 256, 0, stream>>>(in, out, n);
-  CUDALABS_CHECK_LAUNCH("matmul_to_half_kernel");
-}
-
 namespace matmul_detail {
 
 // Double-precision reference of the chosen rows of A·B.
@@ -166,7 +155,7 @@ inline void positions_in_c(cudalabs::CheckResult& r, const std::vector<int>& row
 }
 
 // The FP16-rounded values as floats (exactly: every half is a float), rounded
-// as matmul_to_half rounds them.
+// as matmul_draw_kernel rounds them (to nearest even).
 inline std::vector<float> round_to_half(const std::vector<float>& x) {
   std::vector<float> y(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) y[i] = __half2float(__float2half_rn(x[i]));
@@ -240,9 +229,13 @@ inline void draw_operand(float* out, __half* out16, std::int64_t count, OperandD
 }
 
 // The device's draw must be the host's: the CPU reference is computed from the
-// host's values. Checked wherever both exist (at each new seed, untimed).
+// host's values. Checked wherever both exist (at each new seed, untimed), once
+// the draw queued on `stream` has run: download() copies on the legacy stream,
+// which does not wait for the harness's non-blocking one (graded runs on an
+// H200 read A before the draw had written it).
 inline void require_same_values(const cudalabs::DeviceBuffer<float>& device, const std::vector<float>& host,
-                                const char* what) {
+                                const char* what, cudaStream_t stream) {
+  CUDALABS_CHECK(cudaStreamSynchronize(stream));
   const std::vector<float> drawn = device.download();
   if (drawn.size() != host.size() || std::memcmp(drawn.data(), host.data(), host.size() * sizeof(float)) != 0)
     throw std::logic_error(std::string("the device's draw of ") + what + " differs from the host's (matmul_inputs.hpp)");
@@ -351,12 +344,8 @@ inline void run_matmul_lab(cudalabs::Session& s, const std::vector<MatmulVariant
       a = matmul_detail::operand_values(inputs, a_count, seed, 1, ea);
       b = matmul_detail::operand_values(inputs, b_count, seed, 2, eb);
       draw_inputs(seed);
-      // download() copies on the legacy stream, which does not wait for the
-      // harness's non-blocking one: without this, the copy can read A before
-      // the draw has written it (graded runs on an H200 failed so).
-      CUDALABS_CHECK(cudaStreamSynchronize(s.stream()));
-      matmul_detail::require_same_values(d_a, a, "A");
-      matmul_detail::require_same_values(d_b, b, "B");
+      matmul_detail::require_same_values(d_a, a, "A", s.stream());
+      matmul_detail::require_same_values(d_b, b, "B", s.stream());
       ref.rows = matmul_detail::rows_to_check(m, n, k, cudalabs::mix_seed(seed, 3));
       if (cudalabs::evidence::keeps_references()) ref.exact = matmul_detail::reference_rows(a, b, n, k, ref.rows);
       ref.library = library_product(d_a.data(), d_b.data());
@@ -367,8 +356,8 @@ inline void run_matmul_lab(cudalabs::Session& s, const std::vector<MatmulVariant
             inputs == "random" ? a : matmul_detail::operand_values(inputs, a_count, seed, 1, ea16));
         const auto b_half = matmul_detail::round_to_half(
             inputs == "random" ? b : matmul_detail::operand_values(inputs, b_count, seed, 2, eb16));
-        matmul_detail::require_same_values(d_a16f, a_half, "A (fp16)");
-        matmul_detail::require_same_values(d_b16f, b_half, "B (fp16)");
+        matmul_detail::require_same_values(d_a16f, a_half, "A (fp16)", s.stream());
+        matmul_detail::require_same_values(d_b16f, b_half, "B (fp16)", s.stream());
         ref16.rows = ref.rows;
         if (cudalabs::evidence::keeps_references())
           ref16.exact = matmul_detail::reference_rows(a_half, b_half, n, k, ref16.rows);
